@@ -1,0 +1,38 @@
+# The front door. `make run` and `make test` bring in dependencies and build by themselves.
+BUILD_DIR ?= build
+BUILD_TYPE ?= RelWithDebInfo
+JOBS ?= $(shell nproc)
+CTEST := ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
+BSW := $(BUILD_DIR)/operator/cmd/budgetsweep
+
+.PHONY: deps configure build run test test-unit format check-format clean
+
+deps:
+	scripts/deps.sh
+
+$(BUILD_DIR)/build.ninja:
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+	  -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
+
+configure: deps $(BUILD_DIR)/build.ninja
+
+build: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+run: build
+	$(BSW) run examples/quickstart.yaml --state-dir $(BUILD_DIR)/quickstart-state
+
+test-unit: build
+	$(CTEST) -L unit
+
+test: build check-format
+	$(CTEST)
+
+format:
+	git ls-files -z '*.cc' '*.h' | xargs -0 clang-format -i
+
+check-format: deps
+	git ls-files -z '*.cc' '*.h' | xargs -0 -r clang-format --dry-run --Werror
+
+clean:
+	rm -rf $(BUILD_DIR)

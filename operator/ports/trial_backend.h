@@ -1,0 +1,69 @@
+#ifndef BSW_PORTS_TRIAL_BACKEND_H_
+#define BSW_PORTS_TRIAL_BACKEND_H_
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "operator/core/status.h"
+
+namespace bsw {
+
+// One run of one trial: from a start (or resume) until the trainer exits. A trial that is
+// paused at a rung and resumed later has several segments, numbered from 0.
+struct SegmentSpec {
+  std::string sweep;  // sweep name
+  std::string trial;  // deterministic trial name, e.g. "quickstart-t0007"
+  int segment = 0;
+  // Trial parameters in search-space order, values already formatted for the command line.
+  std::vector<std::pair<std::string, std::string>> params;
+  // The command and args of the trial's container; the backend appends `--name=value` per param.
+  std::vector<std::string> command;
+  std::vector<std::pair<std::string, std::string>> env;  // extra env from the template
+  double until_resource = 0;        // the trainer checkpoints and exits 0 on reaching this
+  double max_resource = 0;          // spec.resource.max: the length of the LR schedule
+  std::vector<double> milestones;   // every rung's resource, ascending
+  int devices = 0;                  // GPUs requested; 0 runs on CPU (charged as one device)
+  double deadline_unix_seconds = 0; // hard stop: SIGTERM at deadline - grace, SIGKILL at deadline
+  double grace_seconds = 10;
+};
+
+enum class SegmentState { kPending, kRunning, kSucceeded, kFailed };
+
+// What the backend observed of a segment. Times come from the backend itself, never from metrics.
+struct SegmentStatus {
+  std::string trial;
+  int segment = 0;
+  SegmentState state = SegmentState::kPending;
+  std::optional<double> started_unix_seconds;   // unset while pending
+  std::optional<double> finished_unix_seconds;  // unset until it exited
+  std::optional<int> exit_code;
+  std::string reason;  // CamelCase when failed: Error, DeadlineExceeded, Stopped, Lost
+  int devices = 0;
+  double deadline_unix_seconds = 0;
+  std::string metrics_url;  // http://host:port/metrics; empty until known
+};
+
+// Runs trial segments. Implementations: local child processes, Kubernetes pods.
+class TrialBackend {
+ public:
+  virtual ~TrialBackend() = default;
+
+  // Starts a segment. Idempotent: starting a segment that already exists changes nothing.
+  virtual Status Start(const SegmentSpec& spec) = 0;
+
+  // Asks a running segment to stop: SIGTERM, then SIGKILL after its grace period.
+  virtual Status Stop(const std::string& trial, int segment) = 0;
+
+  // Moves the hard deadline of a running segment. Only admitted budget may move it later.
+  virtual Status SetDeadline(const std::string& trial, int segment,
+                             double deadline_unix_seconds) = 0;
+
+  // Every segment the backend knows of, including those started before a restart.
+  virtual StatusOr<std::vector<SegmentStatus>> List() = 0;
+};
+
+}  // namespace bsw
+
+#endif  // BSW_PORTS_TRIAL_BACKEND_H_

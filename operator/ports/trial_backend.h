@@ -1,11 +1,11 @@
 #ifndef BSW_PORTS_TRIAL_BACKEND_H_
 #define BSW_PORTS_TRIAL_BACKEND_H_
 
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "operator/core/segment.h"
 #include "operator/core/status.h"
 
 namespace bsw {
@@ -27,22 +27,6 @@ struct SegmentSpec {
   int devices = 0;                  // GPUs requested; 0 runs on CPU (charged as one device)
   double deadline_unix_seconds = 0; // hard stop: SIGTERM at deadline - grace, SIGKILL at deadline
   double grace_seconds = 10;
-};
-
-enum class SegmentState { kPending, kRunning, kSucceeded, kFailed };
-
-// What the backend observed of a segment. Times come from the backend itself, never from metrics.
-struct SegmentStatus {
-  std::string trial;
-  int segment = 0;
-  SegmentState state = SegmentState::kPending;
-  std::optional<double> started_unix_seconds;   // unset while pending
-  std::optional<double> finished_unix_seconds;  // unset until it exited
-  std::optional<int> exit_code;
-  std::string reason;  // CamelCase when failed: Error, DeadlineExceeded, Stopped, Lost
-  int devices = 0;
-  double deadline_unix_seconds = 0;
-  std::string metrics_url;  // http://host:port/metrics; empty until known
 };
 
 // Runs trial segments. Implementations: local child processes, Kubernetes pods.

@@ -1,0 +1,442 @@
+#include "operator/core/api.h"
+
+#include <cmath>
+#include <regex>
+#include <set>
+#include <sstream>
+
+namespace bsw {
+namespace {
+
+using nlohmann::json;
+
+// Walks one JSON object, collecting every problem with its field path instead of stopping at the
+// first. Each accessor marks its key as known; Finish() reports the keys nobody asked for.
+class Fields {
+ public:
+  Fields(const json& object, std::string path, std::vector<std::string>* errors)
+      : object_(object), path_(std::move(path)), errors_(errors) {}
+
+  std::string PathOf(const std::string& key) const {
+    return path_.empty() ? key : path_ + "." + key;
+  }
+  void Error(const std::string& key, const std::string& message) const {
+    errors_->push_back(PathOf(key) + ": " + message);
+  }
+  bool Has(const std::string& key) {
+    known_.insert(key);
+    return object_.contains(key) && !object_.at(key).is_null();
+  }
+  const json* Get(const std::string& key) {
+    return Has(key) ? &object_.at(key) : nullptr;
+  }
+
+  std::optional<std::string> String(const std::string& key, bool required) {
+    const json* v = Get(key);
+    if (v == nullptr) {
+      if (required) Error(key, "required");
+      return std::nullopt;
+    }
+    if (!v->is_string()) {
+      Error(key, "must be a string, got " + Describe(*v));
+      return std::nullopt;
+    }
+    return v->get<std::string>();
+  }
+
+  std::optional<double> Number(const std::string& key, bool required) {
+    const json* v = Get(key);
+    if (v == nullptr) {
+      if (required) Error(key, "required");
+      return std::nullopt;
+    }
+    if (!v->is_number()) {
+      Error(key, "must be a number, got " + Describe(*v));
+      return std::nullopt;
+    }
+    return v->get<double>();
+  }
+
+  std::optional<int64_t> Integer(const std::string& key, bool required) {
+    std::optional<double> d = Number(key, required);
+    if (!d) return std::nullopt;
+    if (std::floor(*d) != *d || std::fabs(*d) > 9.0e15) {
+      Error(key, "must be an integer, got " + object_.at(key).dump());
+      return std::nullopt;
+    }
+    return static_cast<int64_t>(*d);
+  }
+
+  std::optional<bool> Bool(const std::string& key) {
+    const json* v = Get(key);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is_boolean()) {
+      Error(key, "must be true or false, got " + Describe(*v));
+      return std::nullopt;
+    }
+    return v->get<bool>();
+  }
+
+  // Returns the nested object at `key`, or nullptr (with an error if it is required or no object).
+  const json* Object(const std::string& key, bool required) {
+    const json* v = Get(key);
+    if (v == nullptr) {
+      if (required) Error(key, "required");
+      return nullptr;
+    }
+    if (!v->is_object()) {
+      Error(key, "must be an object, got " + Describe(*v));
+      return nullptr;
+    }
+    return v;
+  }
+
+  // Reports every key that no accessor asked for.
+  void Finish() const {
+    for (const auto& [key, value] : object_.items()) {
+      if (!known_.contains(key)) Error(key, "unknown field");
+    }
+  }
+
+  static std::string Describe(const json& v) {
+    std::string text = v.dump();
+    if (text.size() > 40) text = text.substr(0, 37) + "...";
+    return std::string(v.type_name()) + " " + text;
+  }
+
+ private:
+  const json& object_;
+  std::string path_;
+  std::vector<std::string>* errors_;
+  std::set<std::string> known_;
+};
+
+template <typename Enum>
+std::optional<Enum> ParseEnum(Fields& f, const std::string& key,
+                              const std::vector<std::pair<std::string, Enum>>& names) {
+  std::optional<std::string> s = f.String(key, false);
+  if (!s) return std::nullopt;
+  std::string allowed;
+  for (const auto& [name, value] : names) {
+    if (*s == name) return value;
+    allowed += (allowed.empty() ? "" : ", ") + name;
+  }
+  f.Error(key, "must be one of " + allowed + ", got \"" + *s + "\"");
+  return std::nullopt;
+}
+
+bool IsDnsLabel(const std::string& s, size_t max_length) {
+  static const std::regex kLabel("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
+  return !s.empty() && s.size() <= max_length && std::regex_match(s, kLabel);
+}
+
+void ParseParam(const std::string& name, const json& body, const std::string& path,
+                std::vector<std::string>* errors, SweepSpec* spec) {
+  static const std::regex kFlagName("[A-Za-z0-9][A-Za-z0-9_.-]*");
+  if (!std::regex_match(name, kFlagName)) {
+    errors->push_back(path + ": parameter names are trainer flag names: letters, digits, '_', "
+                             "'.', '-', starting with a letter or digit");
+  }
+  if (!body.is_object()) {
+    errors->push_back(path + ": must be an object, got " + Fields::Describe(body));
+    return;
+  }
+  Fields f(body, path, errors);
+  ParamSpec param;
+  param.name = name;
+  std::optional<ParamType> type = ParseEnum<ParamType>(f, "type",
+                                                       {{"uniform", ParamType::kUniform},
+                                                        {"logUniform", ParamType::kLogUniform},
+                                                        {"int", ParamType::kInt},
+                                                        {"choice", ParamType::kChoice},
+                                                        {"grid", ParamType::kGrid}});
+  if (!f.Has("type")) f.Error("type", "required (uniform, logUniform, int, choice or grid)");
+  if (!type) {
+    f.Finish();
+    return;
+  }
+  param.type = *type;
+  if (*type == ParamType::kChoice || *type == ParamType::kGrid) {
+    const json* values = f.Get("values");
+    if (values == nullptr) {
+      f.Error("values", "required for type " + body.at("type").get<std::string>());
+    } else if (!values->is_array() || values->empty()) {
+      f.Error("values", "must be a non-empty list");
+    } else {
+      for (size_t i = 0; i < values->size(); ++i) {
+        const json& v = (*values)[i];
+        if (!v.is_number() && !v.is_string() && !v.is_boolean()) {
+          errors->push_back(f.PathOf("values") + "[" + std::to_string(i) +
+                            "]: must be a number, string or boolean");
+        }
+        param.values.push_back(v);
+      }
+    }
+  } else {
+    bool is_int = *type == ParamType::kInt;
+    std::optional<double> min = is_int ? std::optional<double>(f.Integer("min", true))
+                                       : f.Number("min", true);
+    std::optional<double> max = is_int ? std::optional<double>(f.Integer("max", true))
+                                       : f.Number("max", true);
+    if (is_int) param.log = f.Bool("log").value_or(false);
+    if (min && max && *min >= *max) {
+      f.Error("max", "must be greater than " + f.PathOf("min") + " (" + body.at("min").dump() +
+                         ")");
+    }
+    bool log_scale = *type == ParamType::kLogUniform || param.log;
+    if (min && log_scale && *min <= 0) {
+      f.Error("min", "must be greater than 0 on a log scale, got " + body.at("min").dump());
+    }
+    param.min = min.value_or(0);
+    param.max = max.value_or(0);
+  }
+  f.Finish();
+  spec->search_space.push_back(std::move(param));
+}
+
+void ParseContainer(const json& tmpl, const std::string& path, std::vector<std::string>* errors,
+                    SweepSpec* spec) {
+  const json* pod = tmpl.contains("spec") ? &tmpl.at("spec") : nullptr;
+  if (pod == nullptr || !pod->is_object()) {
+    errors->push_back(path + ".spec: required (a PodSpec with at least one container)");
+    return;
+  }
+  if (pod->contains("terminationGracePeriodSeconds")) {
+    const json& g = pod->at("terminationGracePeriodSeconds");
+    if (!g.is_number_integer() || g.get<int64_t>() < 0) {
+      errors->push_back(path + ".spec.terminationGracePeriodSeconds: must be an integer >= 0");
+    } else {
+      spec->grace_seconds = static_cast<double>(g.get<int64_t>());
+    }
+  }
+  const std::string containers_path = path + ".spec.containers";
+  if (!pod->contains("containers") || !pod->at("containers").is_array() ||
+      pod->at("containers").empty()) {
+    errors->push_back(containers_path + ": must list at least one container");
+    return;
+  }
+  const json& c = pod->at("containers")[0];
+  const std::string c_path = containers_path + "[0]";
+  if (!c.is_object()) {
+    errors->push_back(c_path + ": must be an object");
+    return;
+  }
+  TrialContainer& out = spec->container;
+  auto strings = [&](const char* key, std::vector<std::string>* into) {
+    if (!c.contains(key)) return;
+    const json& list = c.at(key);
+    if (!list.is_array()) {
+      errors->push_back(c_path + "." + key + ": must be a list of strings");
+      return;
+    }
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (!list[i].is_string()) {
+        errors->push_back(c_path + "." + key + "[" + std::to_string(i) + "]: must be a string");
+      } else {
+        into->push_back(list[i].get<std::string>());
+      }
+    }
+  };
+  if (c.contains("name") && c.at("name").is_string()) out.name = c.at("name").get<std::string>();
+  if (c.contains("image") && c.at("image").is_string()) {
+    out.image = c.at("image").get<std::string>();
+  }
+  strings("command", &out.command);
+  strings("args", &out.args);
+  if (c.contains("env")) {
+    const json& env = c.at("env");
+    for (size_t i = 0; env.is_array() && i < env.size(); ++i) {
+      const json& e = env[i];
+      if (e.is_object() && e.contains("name") && e.at("name").is_string() && e.contains("value") &&
+          e.at("value").is_string()) {
+        out.env.emplace_back(e.at("name").get<std::string>(), e.at("value").get<std::string>());
+      }
+    }
+  }
+}
+
+void ParseSpec(const json& body, std::vector<std::string>* errors, SweepSpec* spec) {
+  Fields f(body, "spec", errors);
+
+  if (const json* budget = f.Object("budget", true)) {
+    Fields b(*budget, "spec.budget", errors);
+    if (std::optional<double> h = b.Number("gpuHours", true)) {
+      if (*h <= 0) b.Error("gpuHours", "must be greater than 0, got " + budget->at("gpuHours").dump());
+      spec->budget_gpu_hours = *h;
+    }
+    b.Finish();
+  }
+
+  if (const json* objective = f.Object("objective", true)) {
+    Fields o(*objective, "spec.objective", errors);
+    if (std::optional<std::string> m = o.String("metric", true)) {
+      if (m->empty()) o.Error("metric", "must not be empty");
+      spec->objective_metric = *m;
+    }
+    spec->goal = ParseEnum<Goal>(o, "goal", {{"maximize", Goal::kMaximize},
+                                             {"minimize", Goal::kMinimize}})
+                     .value_or(Goal::kMaximize);
+    o.Finish();
+  }
+
+  if (const json* resource = f.Object("resource", true)) {
+    Fields r(*resource, "spec.resource", errors);
+    spec->resource_unit = r.String("unit", false).value_or("epochs");
+    std::optional<double> min = r.Number("min", true);
+    std::optional<double> max = r.Number("max", true);
+    if (min && *min <= 0) r.Error("min", "must be greater than 0, got " + resource->at("min").dump());
+    if (min && max && *max <= *min) {
+      r.Error("max", "must be greater than spec.resource.min (" + resource->at("min").dump() + ")");
+    }
+    spec->resource_min = min.value_or(1);
+    spec->resource_max = max.value_or(1);
+    if (std::optional<int64_t> eta = r.Integer("reductionFactor", false)) {
+      if (*eta < 2) {
+        r.Error("reductionFactor", "must be at least 2, got " + std::to_string(*eta));
+      } else {
+        spec->reduction_factor = static_cast<int>(std::min<int64_t>(*eta, 1000));
+      }
+    }
+    r.Finish();
+  }
+
+  if (const json* scheduler = f.Object("scheduler", false)) {
+    Fields s(*scheduler, "spec.scheduler", errors);
+    spec->algorithm = ParseEnum<Algorithm>(s, "algorithm", {{"asha", Algorithm::kAsha},
+                                                            {"random", Algorithm::kRandom},
+                                                            {"grid", Algorithm::kGrid}})
+                          .value_or(Algorithm::kAsha);
+    spec->mode = ParseEnum<AshaMode>(s, "mode", {{"stop", AshaMode::kStop},
+                                                 {"pause", AshaMode::kPause}})
+                     .value_or(AshaMode::kStop);
+    if (std::optional<int64_t> seed = s.Integer("seed", false)) {
+      if (*seed < 0) s.Error("seed", "must be >= 0");
+      spec->seed = static_cast<uint64_t>(std::max<int64_t>(*seed, 0));
+    }
+    s.Finish();
+  }
+
+  auto positive_int = [&](Fields& fields, const char* key, int64_t lowest) -> std::optional<int> {
+    std::optional<int64_t> v = fields.Integer(key, false);
+    if (!v) return std::nullopt;
+    if (*v < lowest || *v > 10'000'000) {
+      fields.Error(key, "must be between " + std::to_string(lowest) + " and 10000000, got " +
+                            std::to_string(*v));
+      return std::nullopt;
+    }
+    return static_cast<int>(*v);
+  };
+  spec->parallelism = positive_int(f, "parallelism", 1).value_or(1);
+  spec->max_trials = positive_int(f, "maxTrials", 1);
+  spec->max_failed_trials = positive_int(f, "maxFailedTrials", 1).value_or(3);
+
+  if (const json* space = f.Object("searchSpace", true)) {
+    if (space->empty()) {
+      errors->push_back("spec.searchSpace: must define at least one parameter");
+    }
+    for (const auto& [name, param] : space->items()) {
+      ParseParam(name, param, "spec.searchSpace." + name, errors, spec);
+    }
+  }
+  if (spec->algorithm == Algorithm::kGrid) {
+    for (const ParamSpec& p : spec->search_space) {
+      if (p.type == ParamType::kUniform || p.type == ParamType::kLogUniform) {
+        errors->push_back("spec.searchSpace." + p.name +
+                          ".type: the grid algorithm needs discrete parameters (choice, grid or "
+                          "int)");
+      }
+    }
+  }
+
+  if (const json* trial = f.Object("trial", true)) {
+    Fields t(*trial, "spec.trial", errors);
+    if (std::optional<int> gpus = positive_int(t, "gpus", 0)) spec->trial_gpus = *gpus;
+    if (std::optional<int> retries = positive_int(t, "maxRetries", 0)) spec->max_retries = *retries;
+    if (const json* tmpl = t.Object("template", true)) {
+      spec->trial_template = *tmpl;
+      ParseContainer(*tmpl, "spec.trial.template", errors, spec);
+    }
+    t.Finish();
+  }
+
+  if (const json* metrics = f.Object("metrics", false)) {
+    Fields m(*metrics, "spec.metrics", errors);
+    if (const json* prom = m.Object("prometheus", false)) {
+      Fields p(*prom, "spec.metrics.prometheus", errors);
+      spec->prometheus_url = p.String("url", true).value_or("");
+      p.Finish();
+    }
+    if (std::optional<double> t = m.Number("missingTimeoutSeconds", false)) {
+      if (*t <= 0) m.Error("missingTimeoutSeconds", "must be greater than 0");
+      spec->metrics_missing_timeout_seconds = *t;
+    }
+    m.Finish();
+  }
+  f.Finish();
+}
+
+}  // namespace
+
+StatusOr<SweepSpec> ParseSweep(const nlohmann::json& object) {
+  std::vector<std::string> errors;
+  SweepSpec spec;
+  if (!object.is_object()) {
+    return InvalidArgumentError("(document): must be a BudgetSweep object, got " +
+                                Fields::Describe(object));
+  }
+  Fields top(object, "", &errors);
+  std::optional<std::string> api_version = top.String("apiVersion", true);
+  if (api_version && *api_version != kApiVersion) {
+    top.Error("apiVersion", std::string("must be ") + kApiVersion + ", got \"" + *api_version + "\"");
+  }
+  std::optional<std::string> kind = top.String("kind", true);
+  if (kind && *kind != kKind) top.Error("kind", std::string("must be ") + kKind);
+  if (const json* metadata = top.Object("metadata", true)) {
+    Fields m(*metadata, "metadata", &errors);
+    if (std::optional<std::string> name = m.String("name", true)) {
+      // Trial names append "-t" and a six-digit index; they must stay within 63 characters.
+      if (!IsDnsLabel(*name, 54)) {
+        m.Error("name", "must be a DNS label of at most 54 characters (lower case letters, "
+                        "digits and '-'), got \"" + *name + "\"");
+      }
+      spec.name = *name;
+    }
+    spec.namespace_name = m.String("namespace", false).value_or("");
+    if (std::optional<int64_t> g = m.Integer("generation", false)) spec.generation = *g;
+    // Server-populated and descriptive metadata is accepted as it is.
+    for (const char* key : {"uid", "resourceVersion", "creationTimestamp", "labels", "annotations",
+                            "finalizers", "managedFields", "deletionTimestamp",
+                            "deletionGracePeriodSeconds", "ownerReferences", "generateName"}) {
+      m.Has(key);
+    }
+    m.Finish();
+  }
+  if (const json* body = top.Object("spec", true)) ParseSpec(*body, &errors, &spec);
+  top.Has("status");
+  top.Finish();
+
+  if (!errors.empty()) {
+    std::ostringstream out;
+    for (size_t i = 0; i < errors.size(); ++i) out << (i ? "\n" : "") << errors[i];
+    return InvalidArgumentError(out.str());
+  }
+  return spec;
+}
+
+const char* GoalName(Goal goal) { return goal == Goal::kMaximize ? "maximize" : "minimize"; }
+
+const char* AlgorithmName(Algorithm algorithm) {
+  switch (algorithm) {
+    case Algorithm::kAsha:
+      return "asha";
+    case Algorithm::kRandom:
+      return "random";
+    case Algorithm::kGrid:
+      return "grid";
+  }
+  return "asha";
+}
+
+const char* AshaModeName(AshaMode mode) { return mode == AshaMode::kStop ? "stop" : "pause"; }
+
+}  // namespace bsw

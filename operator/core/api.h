@@ -1,0 +1,79 @@
+#ifndef BSW_CORE_API_H_
+#define BSW_CORE_API_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+#include "operator/core/status.h"
+
+namespace bsw {
+
+inline constexpr const char* kApiVersion = "budgetsweep.dev/v1alpha1";
+inline constexpr const char* kKind = "BudgetSweep";
+
+enum class Goal { kMaximize, kMinimize };
+enum class Algorithm { kAsha, kRandom, kGrid };
+enum class AshaMode { kStop, kPause };
+enum class ParamType { kUniform, kLogUniform, kInt, kChoice, kGrid };
+
+// One search-space dimension. The name is the trainer's flag name, passed as `--name=value`.
+struct ParamSpec {
+  std::string name;
+  ParamType type = ParamType::kUniform;
+  double min = 0;  // uniform, logUniform, int
+  double max = 0;
+  bool log = false;                   // int: sample on a log scale
+  std::vector<nlohmann::json> values;  // choice, grid: scalars
+};
+
+// The first container of the trial's PodTemplateSpec, as far as budgetsweep reads it.
+struct TrialContainer {
+  std::string name;
+  std::string image;
+  std::vector<std::string> command;
+  std::vector<std::string> args;
+  std::vector<std::pair<std::string, std::string>> env;
+};
+
+struct SweepSpec {
+  std::string name;
+  std::string namespace_name;
+  int64_t generation = 0;
+  double budget_gpu_hours = 0;
+  std::string objective_metric;
+  Goal goal = Goal::kMaximize;
+  std::string resource_unit = "epochs";
+  double resource_min = 1;
+  double resource_max = 1;
+  int reduction_factor = 3;
+  Algorithm algorithm = Algorithm::kAsha;
+  AshaMode mode = AshaMode::kStop;
+  int parallelism = 1;
+  std::optional<int> max_trials;
+  int max_failed_trials = 3;
+  uint64_t seed = 0;
+  std::vector<ParamSpec> search_space;  // sorted by name
+  int trial_gpus = 1;
+  int max_retries = 1;
+  double grace_seconds = 30;
+  nlohmann::json trial_template;  // the PodTemplateSpec, verbatim
+  TrialContainer container;
+  std::string prometheus_url;  // empty: scrape trials directly
+  double metrics_missing_timeout_seconds = 300;
+};
+
+// Reads and validates a BudgetSweep object (apiVersion, kind, metadata, spec; status is ignored).
+// On failure the InvalidArgument message lists every problem, one per line, as "path: message";
+// unknown fields are errors.
+StatusOr<SweepSpec> ParseSweep(const nlohmann::json& object);
+
+const char* GoalName(Goal goal);
+const char* AlgorithmName(Algorithm algorithm);
+const char* AshaModeName(AshaMode mode);
+
+}  // namespace bsw
+
+#endif  // BSW_CORE_API_H_

@@ -1,0 +1,99 @@
+#ifndef BSW_CORE_ASHA_H_
+#define BSW_CORE_ASHA_H_
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "operator/core/api.h"
+
+namespace bsw {
+
+// The rung milestones of a sweep: min × η^k below max, then max itself.
+class Rungs {
+ public:
+  Rungs(double min, double max, int reduction_factor);
+  explicit Rungs(const SweepSpec& spec)
+      : Rungs(spec.resource_min, spec.resource_max, spec.reduction_factor) {}
+
+  const std::vector<double>& milestones() const { return milestones_; }
+  int size() const { return static_cast<int>(milestones_.size()); }
+  double at(int rung) const { return milestones_[static_cast<size_t>(rung)]; }
+  double max() const { return milestones_.back(); }
+
+  // Returns the index of the rung whose milestone is `resource`, or -1 if it is none.
+  int IndexOf(double resource) const;
+  // Returns the first milestone strictly above `resource`, or max() when there is none.
+  double NextAfter(double resource) const;
+
+ private:
+  std::vector<double> milestones_;
+};
+
+// Asynchronous successive halving over the decision rungs (every rung but the last).
+//
+// Stop mode: Record() says, at the moment a trial's value arrives, whether it is in the top 1/η of
+// the values recorded at that rung so far (the first trials are compared with fewer values; one
+// value alone always continues). Pause mode: PromoteNext() hands out the best not-yet-promoted
+// trial among the top floor(n/η) of the highest rung that has one.
+//
+// Every operation costs O(rungs × log n): 100k trials is a normal case.
+// NaN values rank below every number.
+class AshaScheduler {
+ public:
+  struct Promotion {
+    int64_t trial;
+    int rung;  // the rung it was promoted from
+  };
+
+  AshaScheduler(int decision_rungs, int reduction_factor, Goal goal);
+
+  // Records `value` as the objective of `trial` at `rung`. Returns true when the trial is among the
+  // top 1/η at that rung (stop mode: continue). Recording the same trial at the same rung again
+  // changes nothing and returns the same answer as the first time.
+  bool Record(int64_t trial, int rung, double value);
+
+  // Pause mode: takes the next promotion, or nullopt when no rung has an eligible trial.
+  std::optional<Promotion> PromoteNext();
+
+  // Marks `trial` as promoted from `rung` (replaying a journal). Unknown trials are ignored.
+  void MarkPromoted(int64_t trial, int rung);
+
+  int64_t recorded(int rung) const;
+  int64_t promoted(int rung) const;
+  int decision_rungs() const { return static_cast<int>(rungs_.size()); }
+
+ private:
+  struct Entry {
+    double score;  // higher is better, whatever the goal
+    int64_t trial;
+    bool operator<(const Entry& o) const {
+      return score != o.score ? score > o.score : trial < o.trial;
+    }
+  };
+  struct Recorded {
+    Entry entry;
+    bool first_answer;  // what Record() said when the value arrived
+    bool promoted;
+  };
+  struct RungState {
+    std::set<Entry> top;         // the best floor(n/η) recorded values
+    std::set<Entry> rest;        // all other recorded values
+    std::set<Entry> candidates;  // members of `top` not yet promoted
+    std::unordered_map<int64_t, Recorded> by_trial;
+    int64_t promoted = 0;
+  };
+
+  void MoveToTop(RungState& r, const Entry& e);
+  void MoveToRest(RungState& r, const Entry& e);
+
+  int reduction_factor_;
+  Goal goal_;
+  std::vector<RungState> rungs_;
+};
+
+}  // namespace bsw
+
+#endif  // BSW_CORE_ASHA_H_

@@ -1,0 +1,32 @@
+#ifndef BSW_CORE_SEGMENT_H_
+#define BSW_CORE_SEGMENT_H_
+
+#include <optional>
+#include <string>
+
+namespace bsw {
+
+enum class SegmentState { kPending, kRunning, kSucceeded, kFailed };
+
+// What a backend observed of one segment (one run of a trial, from a start or resume until the
+// trainer exits). Times come from the backend itself, never from metrics: they are what the
+// budget charges.
+struct SegmentStatus {
+  std::string trial;
+  int segment = 0;
+  SegmentState state = SegmentState::kPending;
+  std::optional<double> started_unix_seconds;   // unset while pending
+  std::optional<double> finished_unix_seconds;  // unset until it exited
+  std::optional<int> exit_code;
+  std::string reason;  // CamelCase when failed: Error, DeadlineExceeded, Stopped, Lost
+  int devices = 0;
+  double deadline_unix_seconds = 0;
+  std::string metrics_url;  // http://host:port/metrics; empty until known
+};
+
+// Devices a segment is charged for: its GPUs, and one for a CPU-only segment.
+inline int ChargedDevices(int gpus) { return gpus > 0 ? gpus : 1; }
+
+}  // namespace bsw
+
+#endif  // BSW_CORE_SEGMENT_H_

@@ -27,9 +27,7 @@ class Fields {
     known_.insert(key);
     return object_.contains(key) && !object_.at(key).is_null();
   }
-  const json* Get(const std::string& key) {
-    return Has(key) ? &object_.at(key) : nullptr;
-  }
+  const json* Get(const std::string& key) { return Has(key) ? &object_.at(key) : nullptr; }
 
   std::optional<std::string> String(const std::string& key, bool required) {
     const json* v = Get(key);
@@ -134,8 +132,9 @@ void ParseParam(const std::string& name, const json& body, const std::string& pa
                 std::vector<std::string>* errors, SweepSpec* spec) {
   static const std::regex kFlagName("[A-Za-z0-9][A-Za-z0-9_.-]*");
   if (!std::regex_match(name, kFlagName)) {
-    errors->push_back(path + ": parameter names are trainer flag names: letters, digits, '_', "
-                             "'.', '-', starting with a letter or digit");
+    errors->push_back(path +
+                      ": parameter names are trainer flag names: letters, digits, '_', "
+                      "'.', '-', starting with a letter or digit");
   }
   if (!body.is_object()) {
     errors->push_back(path + ": must be an object, got " + Fields::Describe(body));
@@ -174,21 +173,28 @@ void ParseParam(const std::string& name, const json& body, const std::string& pa
     }
   } else {
     bool is_int = *type == ParamType::kInt;
-    std::optional<double> min = is_int ? std::optional<double>(f.Integer("min", true))
-                                       : f.Number("min", true);
-    std::optional<double> max = is_int ? std::optional<double>(f.Integer("max", true))
-                                       : f.Number("max", true);
+    // Reads a bound; returns false when it is missing or of the wrong type (already reported).
+    auto bound = [&](const char* key, double* out) {
+      if (is_int) {
+        std::optional<int64_t> v = f.Integer(key, true);
+        if (v) *out = static_cast<double>(*v);
+        return v.has_value();
+      }
+      std::optional<double> v = f.Number(key, true);
+      if (v) *out = *v;
+      return v.has_value();
+    };
+    bool has_min = bound("min", &param.min);
+    bool has_max = bound("max", &param.max);
     if (is_int) param.log = f.Bool("log").value_or(false);
-    if (min && max && *min >= *max) {
-      f.Error("max", "must be greater than " + f.PathOf("min") + " (" + body.at("min").dump() +
-                         ")");
+    if (has_min && has_max && param.min >= param.max) {
+      f.Error("max",
+              "must be greater than " + f.PathOf("min") + " (" + body.at("min").dump() + ")");
     }
     bool log_scale = *type == ParamType::kLogUniform || param.log;
-    if (min && log_scale && *min <= 0) {
+    if (has_min && log_scale && param.min <= 0) {
       f.Error("min", "must be greater than 0 on a log scale, got " + body.at("min").dump());
     }
-    param.min = min.value_or(0);
-    param.max = max.value_or(0);
   }
   f.Finish();
   spec->search_space.push_back(std::move(param));
@@ -261,7 +267,8 @@ void ParseSpec(const json& body, std::vector<std::string>* errors, SweepSpec* sp
   if (const json* budget = f.Object("budget", true)) {
     Fields b(*budget, "spec.budget", errors);
     if (std::optional<double> h = b.Number("gpuHours", true)) {
-      if (*h <= 0) b.Error("gpuHours", "must be greater than 0, got " + budget->at("gpuHours").dump());
+      if (*h <= 0)
+        b.Error("gpuHours", "must be greater than 0, got " + budget->at("gpuHours").dump());
       spec->budget_gpu_hours = *h;
     }
     b.Finish();
@@ -273,9 +280,9 @@ void ParseSpec(const json& body, std::vector<std::string>* errors, SweepSpec* sp
       if (m->empty()) o.Error("metric", "must not be empty");
       spec->objective_metric = *m;
     }
-    spec->goal = ParseEnum<Goal>(o, "goal", {{"maximize", Goal::kMaximize},
-                                             {"minimize", Goal::kMinimize}})
-                     .value_or(Goal::kMaximize);
+    spec->goal =
+        ParseEnum<Goal>(o, "goal", {{"maximize", Goal::kMaximize}, {"minimize", Goal::kMinimize}})
+            .value_or(Goal::kMaximize);
     o.Finish();
   }
 
@@ -284,7 +291,8 @@ void ParseSpec(const json& body, std::vector<std::string>* errors, SweepSpec* sp
     spec->resource_unit = r.String("unit", false).value_or("epochs");
     std::optional<double> min = r.Number("min", true);
     std::optional<double> max = r.Number("max", true);
-    if (min && *min <= 0) r.Error("min", "must be greater than 0, got " + resource->at("min").dump());
+    if (min && *min <= 0)
+      r.Error("min", "must be greater than 0, got " + resource->at("min").dump());
     if (min && max && *max <= *min) {
       r.Error("max", "must be greater than spec.resource.min (" + resource->at("min").dump() + ")");
     }
@@ -302,13 +310,14 @@ void ParseSpec(const json& body, std::vector<std::string>* errors, SweepSpec* sp
 
   if (const json* scheduler = f.Object("scheduler", false)) {
     Fields s(*scheduler, "spec.scheduler", errors);
-    spec->algorithm = ParseEnum<Algorithm>(s, "algorithm", {{"asha", Algorithm::kAsha},
-                                                            {"random", Algorithm::kRandom},
-                                                            {"grid", Algorithm::kGrid}})
+    spec->algorithm = ParseEnum<Algorithm>(s, "algorithm",
+                                           {{"asha", Algorithm::kAsha},
+                                            {"random", Algorithm::kRandom},
+                                            {"grid", Algorithm::kGrid}})
                           .value_or(Algorithm::kAsha);
-    spec->mode = ParseEnum<AshaMode>(s, "mode", {{"stop", AshaMode::kStop},
-                                                 {"pause", AshaMode::kPause}})
-                     .value_or(AshaMode::kStop);
+    spec->mode =
+        ParseEnum<AshaMode>(s, "mode", {{"stop", AshaMode::kStop}, {"pause", AshaMode::kPause}})
+            .value_or(AshaMode::kStop);
     if (std::optional<int64_t> seed = s.Integer("seed", false)) {
       if (*seed < 0) s.Error("seed", "must be >= 0");
       spec->seed = static_cast<uint64_t>(std::max<int64_t>(*seed, 0));
@@ -387,7 +396,8 @@ StatusOr<SweepSpec> ParseSweep(const nlohmann::json& object) {
   Fields top(object, "", &errors);
   std::optional<std::string> api_version = top.String("apiVersion", true);
   if (api_version && *api_version != kApiVersion) {
-    top.Error("apiVersion", std::string("must be ") + kApiVersion + ", got \"" + *api_version + "\"");
+    top.Error("apiVersion",
+              std::string("must be ") + kApiVersion + ", got \"" + *api_version + "\"");
   }
   std::optional<std::string> kind = top.String("kind", true);
   if (kind && *kind != kKind) top.Error("kind", std::string("must be ") + kKind);
@@ -396,8 +406,10 @@ StatusOr<SweepSpec> ParseSweep(const nlohmann::json& object) {
     if (std::optional<std::string> name = m.String("name", true)) {
       // Trial names append "-t" and a six-digit index; they must stay within 63 characters.
       if (!IsDnsLabel(*name, 54)) {
-        m.Error("name", "must be a DNS label of at most 54 characters (lower case letters, "
-                        "digits and '-'), got \"" + *name + "\"");
+        m.Error("name",
+                "must be a DNS label of at most 54 characters (lower case letters, "
+                "digits and '-'), got \"" +
+                    *name + "\"");
       }
       spec.name = *name;
     }

@@ -25,7 +25,7 @@ struct ParamSpec {
   ParamType type = ParamType::kUniform;
   double min = 0;  // uniform, logUniform, int
   double max = 0;
-  bool log = false;                   // int: sample on a log scale
+  bool log = false;                    // int: sample on a log scale
   std::vector<nlohmann::json> values;  // choice, grid: scalars
 };
 

@@ -31,7 +31,9 @@ double Rungs::NextAfter(double resource) const {
 }
 
 AshaScheduler::AshaScheduler(int decision_rungs, int reduction_factor, Goal goal)
-    : reduction_factor_(reduction_factor), goal_(goal), rungs_(static_cast<size_t>(decision_rungs)) {}
+    : reduction_factor_(reduction_factor),
+      goal_(goal),
+      rungs_(static_cast<size_t>(decision_rungs)) {}
 
 void AshaScheduler::MoveToTop(RungState& r, const Entry& e) {
   r.rest.erase(e);
@@ -69,15 +71,15 @@ bool AshaScheduler::Record(int64_t trial, int rung, double value) {
   return rec.first_answer;
 }
 
-std::optional<AshaScheduler::Promotion> AshaScheduler::PromoteNext() {
-  for (int rung = static_cast<int>(rungs_.size()) - 1; rung >= 0; --rung) {
-    RungState& r = rungs_[static_cast<size_t>(rung)];
-    if (r.candidates.empty()) continue;
-    Entry best = *r.candidates.begin();
-    MarkPromoted(best.trial, rung);
-    return Promotion{best.trial, rung};
+std::vector<AshaScheduler::Promotion> AshaScheduler::Candidates(size_t limit) const {
+  std::vector<Promotion> out;
+  for (int rung = static_cast<int>(rungs_.size()) - 1; rung >= 0 && out.size() < limit; --rung) {
+    for (const Entry& e : rungs_[static_cast<size_t>(rung)].candidates) {
+      if (out.size() == limit) break;
+      out.push_back(Promotion{e.trial, rung});
+    }
   }
-  return std::nullopt;
+  return out;
 }
 
 void AshaScheduler::MarkPromoted(int64_t trial, int rung) {

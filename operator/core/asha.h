@@ -36,7 +36,7 @@ class Rungs {
 //
 // Stop mode: Record() says, at the moment a trial's value arrives, whether it is in the top 1/η of
 // the values recorded at that rung so far (the first trials are compared with fewer values; one
-// value alone always continues). Pause mode: PromoteNext() hands out the best not-yet-promoted
+// value alone always continues). Pause mode: Candidates() lists the best not-yet-promoted
 // trial among the top floor(n/η) of the highest rung that has one.
 //
 // Every operation costs O(rungs × log n): 100k trials is a normal case.
@@ -55,8 +55,9 @@ class AshaScheduler {
   // changes nothing and returns the same answer as the first time.
   bool Record(int64_t trial, int rung, double value);
 
-  // Pause mode: takes the next promotion, or nullopt when no rung has an eligible trial.
-  std::optional<Promotion> PromoteNext();
+  // Pause mode: up to `limit` eligible promotions, in the order they should be taken: the highest
+  // rung first, the best value first within a rung. Taking one is MarkPromoted's job.
+  std::vector<Promotion> Candidates(size_t limit) const;
 
   // Marks `trial` as promoted from `rung` (replaying a journal). Unknown trials are ignored.
   void MarkPromoted(int64_t trial, int rung);

@@ -21,11 +21,11 @@ struct SegmentSpec {
   // The command and args of the trial's container; the backend appends `--name=value` per param.
   std::vector<std::string> command;
   std::vector<std::pair<std::string, std::string>> env;  // extra env from the template
-  double until_resource = 0;        // the trainer checkpoints and exits 0 on reaching this
-  double max_resource = 0;          // spec.resource.max: the length of the LR schedule
-  std::vector<double> milestones;   // every rung's resource, ascending
-  int devices = 0;                  // GPUs requested; 0 runs on CPU (charged as one device)
-  double deadline_unix_seconds = 0; // hard stop: SIGTERM at deadline - grace, SIGKILL at deadline
+  double until_resource = 0;         // the trainer checkpoints and exits 0 on reaching this
+  double max_resource = 0;           // spec.resource.max: the length of the LR schedule
+  std::vector<double> milestones;    // every rung's resource, ascending
+  int devices = 0;                   // GPUs requested; 0 runs on CPU (charged as one device)
+  double deadline_unix_seconds = 0;  // hard stop: SIGTERM at deadline - grace, SIGKILL at deadline
   double grace_seconds = 10;
 };
 

@@ -1,0 +1,399 @@
+#include "operator/core/planner.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <optional>
+
+namespace bsw {
+namespace {
+
+using Type = Event::Type;
+
+std::string Format(const char* fmt, double a, double b = 0) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, fmt, a, b);
+  return buf;
+}
+
+// Builds one plan. Each step reads the model and the observation, and adds events and actions;
+// admissions accumulate in the local copy of the ledger so a pass can never overcommit.
+class Planner {
+ public:
+  Planner(const SweepModel& model, const Observed& observed, const Ledger& ledger, double now,
+          const PlannerOptions& options)
+      : model_(model),
+        spec_(model.spec()),
+        observed_(observed),
+        ledger_(ledger),
+        now_(now),
+        options_(options),
+        devices_(ChargedDevices(model.spec().trial_gpus)) {}
+
+  Plan Run() {
+    if (model_.finished()) {
+      StopEverything();
+      AddConditions();
+      return std::move(plan_);
+    }
+    for (int64_t index : model_.active()) ReconcileTrial(model_.trial(index));
+    if (model_.count(TrialPhase::kFailed) >= spec_.max_failed_trials) {
+      Finish(SweepPhase::kFailed, "TooManyFailedTrials",
+             std::to_string(model_.count(TrialPhase::kFailed)) +
+                 " trials failed (spec.maxFailedTrials is " +
+                 std::to_string(spec_.max_failed_trials) + ")");
+      StopEverything();
+    } else {
+      FillSlots();
+      MaybeFinish();
+    }
+    AddConditions();
+    return std::move(plan_);
+  }
+
+ private:
+  // Device-seconds to reserve for `units` of new work; nullopt when no measurement exists yet.
+  std::optional<double> CostOf(double units, std::optional<double> seconds_per_unit) const {
+    if (!seconds_per_unit) return std::nullopt;
+    double seconds = *seconds_per_unit * units * options_.reservation_margin + spec_.grace_seconds;
+    return devices_ * std::max(seconds, options_.min_reservation_seconds);
+  }
+
+  // Admits and launches one segment. Returns false (recording the denial) when the budget says no.
+  bool Launch(int64_t index, int segment, double from, double until, int free_slots) {
+    std::optional<double> cost = CostOf(until - from, model_.cost_model().SecondsPerUnit());
+    // Without any measurement, a new segment gets an equal share of what is still unreserved.
+    double requested = cost.value_or(ledger_.remaining() / std::max(1, free_slots));
+    if (requested < devices_ * options_.min_reservation_seconds) {
+      requested = devices_ * options_.min_reservation_seconds;
+    }
+    if (std::optional<Denial> denial = ledger_.Admit(requested)) {
+      plan_.denials.push_back(*denial);
+      return false;
+    }
+    double deadline = now_ + requested / devices_;
+    Event launch = Event::Of(Type::kSegmentLaunched, now_, index, segment);
+    launch.from = from;
+    launch.until = until;
+    launch.deadline = deadline;
+    plan_.events.push_back(launch);
+    plan_.actions.push_back(Action{Action::Kind::kStart, index, segment, until, deadline, ""});
+    return true;
+  }
+
+  void StopTrial(const Trial& t, const std::string& reason, const std::string& message) {
+    Event e = Event::Of(Type::kTrialStopped, now_, t.index);
+    e.reason = reason;
+    e.message = message;
+    plan_.events.push_back(e);
+    plan_.actions.push_back(
+        Action{Action::Kind::kStop, t.index, t.segments.back().number, 0, 0, reason});
+  }
+
+  void ReconcileTrial(const Trial& t) {
+    if (t.segments.empty() || t.segments.back().ended) {
+      // Created but not launched, or failed with retries left: (re)launch from its checkpoint.
+      int next = t.segments.empty() ? 0 : t.segments.back().number + 1;
+      double until = t.segments.empty() ? FirstUntil() : t.segments.back().until;
+      if (Launch(t.index, next, t.progress(), until, Free())) {
+        ++occupied_;
+      } else {
+        Event e = Event::Of(Type::kTrialStopped, now_, t.index);
+        e.reason = "BudgetExhausted";
+        e.message = plan_.denials.back().Message();
+        plan_.events.push_back(e);
+      }
+      return;
+    }
+    const SegmentRecord& seg = t.segments.back();
+    const SegmentStatus* st = observed_.Segment(t.name, seg.number);
+    if (st == nullptr) {
+      if (t.stop_requested) {
+        EndSegment(t, seg, "Stopped", "stopped before it started");
+        return;
+      }
+      // Journaled but never started (a crash between the two): start it again; Start is idempotent.
+      plan_.actions.push_back(
+          Action{Action::Kind::kStart, t.index, seg.number, seg.until, seg.deadline, ""});
+      ++occupied_;
+      return;
+    }
+    if (st->state == SegmentState::kSucceeded || st->state == SegmentState::kFailed) {
+      EndedSegment(t, seg, *st);
+      return;
+    }
+    ++occupied_;
+    if (t.stop_requested) {
+      plan_.actions.push_back(Action{Action::Kind::kStop, t.index, seg.number, 0, 0, t.reason});
+      return;
+    }
+    if (t.rung_verdict_stop) {
+      StopTrial(t, "RungCutoff", *t.rung_verdict_stop);
+      return;
+    }
+    auto m = observed_.metrics.find(t.name);
+    const TrialMetrics* metrics = m == observed_.metrics.end() ? nullptr : &m->second;
+    if (CheckMetricsMissing(t, seg, metrics)) return;
+    AdjustDeadline(t, seg, *st, metrics);
+  }
+
+  double FirstUntil() const {
+    bool pause = spec_.algorithm == Algorithm::kAsha && spec_.mode == AshaMode::kPause;
+    return pause ? model_.rungs().at(0) : model_.rungs().max();
+  }
+
+  void EndSegment(const Trial& t, const SegmentRecord& seg, const std::string& reason,
+                  const std::string& message) {
+    Event e = Event::Of(Type::kSegmentEnded, now_, t.index, seg.number);
+    e.reason = reason;
+    e.message = message;
+    plan_.events.push_back(e);
+  }
+
+  void EndedSegment(const Trial& t, const SegmentRecord& seg, const SegmentStatus& st) {
+    if (st.state == SegmentState::kSucceeded) {
+      bool reported = t.rung_values.contains(seg.until) || seg.until >= model_.rungs().max();
+      if (!reported && !t.stop_requested) {
+        EndSegment(t, seg, "MetricsMissing",
+                   "exited at " + spec_.resource_unit + Format(" %g", seg.until) +
+                       " without reporting the objective there");
+        return;
+      }
+      EndSegment(t, seg, "", "");
+      return;
+    }
+    if (st.exit_code && *st.exit_code == 3) {
+      EndSegment(t, seg, "Diverged", "the trainer reported a non-finite loss (exit code 3)");
+      return;
+    }
+    if (st.reason == "DeadlineExceeded") {
+      EndSegment(t, seg, "DeadlineExceeded",
+                 "stopped at its reserved share of the budget, which could not be extended");
+      return;
+    }
+    if (st.reason == "Stopped") {
+      EndSegment(t, seg, "Stopped", t.stop_requested ? t.message : "stopped from outside");
+      return;
+    }
+    std::string message = st.exit_code ? "exited with code " + std::to_string(*st.exit_code)
+                                       : "ended without an exit code";
+    EndSegment(t, seg, st.reason.empty() ? "Error" : st.reason, message);
+  }
+
+  // Returns true when the trial was stopped for missing metrics.
+  bool CheckMetricsMissing(const Trial& t, const SegmentRecord& seg, const TrialMetrics* metrics) {
+    bool unknown = metrics == nullptr;
+    if (metrics && metrics->resource_completed) {
+      for (double milestone : model_.rungs().milestones()) {
+        if (milestone > seg.from && milestone <= *metrics->resource_completed &&
+            !t.rung_values.contains(milestone)) {
+          unknown = true;
+        }
+      }
+    }
+    if (!unknown) return false;
+    plan_.unknown.push_back(t.name);
+    auto since = observed_.unknown_since.find(t.name);
+    if (since == observed_.unknown_since.end() ||
+        now_ - since->second <= spec_.metrics_missing_timeout_seconds) {
+      return false;
+    }
+    StopTrial(t, "MetricsMissing",
+              Format("no objective reported for %.0f s (spec.metrics.missingTimeoutSeconds is %g)",
+                     now_ - since->second, spec_.metrics_missing_timeout_seconds));
+    return true;
+  }
+
+  // Keeps the deadline of a running segment at what its next milestone needs: later when the
+  // ledger admits the extra, earlier when the trial's own pace shows it needs less.
+  void AdjustDeadline(const Trial& t, const SegmentRecord& seg, const SegmentStatus& st,
+                      const TrialMetrics* metrics) {
+    double progress = std::max(t.progress(), seg.from);
+    std::optional<double> own_pace;
+    if (metrics && metrics->resource_completed && st.started_unix_seconds &&
+        *metrics->resource_completed > seg.from) {
+      progress = std::max(progress, *metrics->resource_completed);
+      own_pace = (now_ - *st.started_unix_seconds) / (*metrics->resource_completed - seg.from);
+    }
+    std::optional<double> pace = own_pace ? own_pace : model_.cost_model().SecondsPerUnit();
+    if (!pace) return;
+    double target = std::min(seg.until, model_.rungs().NextAfter(progress));
+    double needed = now_ + *pace * std::max(0.0, target - progress) * options_.reservation_margin +
+                    spec_.grace_seconds;
+    double deadline = st.deadline_unix_seconds;
+    if (needed > deadline + options_.deadline_slack_seconds) {
+      if (std::optional<Denial> d = ledger_.Admit(devices_ * (needed - deadline))) {
+        plan_.denials.push_back(*d);
+        return;
+      }
+    } else if (own_pace && needed < deadline - options_.deadline_slack_seconds) {
+      ledger_.Release(devices_ * (deadline - needed));
+    } else {
+      return;
+    }
+    Event e = Event::Of(Type::kDeadlineMoved, now_, t.index, seg.number);
+    e.deadline = needed;
+    plan_.events.push_back(e);
+    plan_.actions.push_back(
+        Action{Action::Kind::kSetDeadline, t.index, seg.number, seg.until, needed, ""});
+  }
+
+  int Free() const { return std::max(0, spec_.parallelism - occupied_); }
+
+  void FillSlots() {
+    bool pause = spec_.algorithm == Algorithm::kAsha && spec_.mode == AshaMode::kPause;
+    if (pause && Free() > 0) {
+      for (const AshaScheduler::Promotion& p :
+           model_.scheduler().Candidates(static_cast<size_t>(Free()))) {
+        const Trial& t = model_.trial(p.trial);
+        if (t.phase != TrialPhase::kPaused) continue;
+        double from = model_.rungs().at(p.rung);
+        double until = model_.rungs().at(p.rung + 1);
+        Event e = Event::Of(Type::kTrialPromoted, now_, t.index);
+        e.rung = p.rung;
+        plan_.events.push_back(e);
+        if (!Launch(t.index, t.segments.back().number + 1, from, until, Free())) {
+          plan_.events.pop_back();
+          break;
+        }
+        ++occupied_;
+      }
+    }
+    int64_t next = model_.trial_count();
+    while (Free() > 0 && plan_.denials.empty() && CanCreate(next)) {
+      Event created = Event::Of(Type::kTrialCreated, now_, next);
+      created.params = model_.search_space().ConfigAt(next);
+      plan_.events.push_back(created);
+      if (!Launch(next, 0, 0, FirstUntil(), Free())) {
+        plan_.events.pop_back();
+        break;
+      }
+      ++occupied_;
+      ++next;
+    }
+  }
+
+  bool CanCreate(int64_t next) const {
+    if (spec_.max_trials && next >= *spec_.max_trials) return false;
+    std::optional<int64_t> size = model_.search_space().FiniteSize();
+    return !size || next < *size;
+  }
+
+  void MaybeFinish() {
+    if (occupied_ > 0) return;
+    if (!plan_.denials.empty()) {
+      Finish(SweepPhase::kBudgetExhausted, "BudgetExhausted", plan_.denials.front().Message());
+      return;
+    }
+    bool more_trials = CanCreate(model_.trial_count());
+    bool more_promotions = spec_.algorithm == Algorithm::kAsha && spec_.mode == AshaMode::kPause &&
+                           !model_.scheduler().Candidates(1).empty();
+    if (!more_trials && !more_promotions) {
+      Finish(SweepPhase::kCompleted, "SweepCompleted",
+             std::to_string(model_.trial_count()) + " trials finished");
+    }
+  }
+
+  void Finish(SweepPhase phase, const std::string& reason, const std::string& message) {
+    Event e = Event::Of(Type::kSweepFinished, now_);
+    e.phase = phase;
+    e.reason = reason;
+    e.message = message;
+    plan_.events.push_back(e);
+    finishing_ = phase;
+  }
+
+  void StopEverything() {
+    for (int64_t index : model_.active()) {
+      const Trial& t = model_.trial(index);
+      if (t.segments.empty()) continue;
+      const SegmentStatus* st = observed_.Segment(t.name, t.segments.back().number);
+      bool live =
+          st && (st->state == SegmentState::kPending || st->state == SegmentState::kRunning);
+      if (!live) continue;
+      if (t.stop_requested) {
+        plan_.actions.push_back(
+            Action{Action::Kind::kStop, t.index, t.segments.back().number, 0, 0, t.reason});
+      } else {
+        StopTrial(t, "SweepFinished", "the sweep finished");
+      }
+    }
+  }
+
+  void AddConditions() {
+    std::optional<SweepPhase> phase = finishing_;
+    if (!phase && model_.finished()) phase = model_.phase();
+    if (phase) {
+      plan_.conditions.push_back(
+          {"Progressing", "False", SweepPhaseName(*phase),
+           finishing_ ? plan_.events.back().message : model_.finish_message()});
+    } else {
+      plan_.conditions.push_back(
+          {"Progressing", "True", "TrialsRunning", std::to_string(occupied_) + " trials running"});
+    }
+    if (!plan_.denials.empty()) {
+      plan_.conditions.push_back(
+          {"BudgetAvailable", "False", "BudgetExhausted", plan_.denials.front().Message()});
+    } else {
+      plan_.conditions.push_back(
+          {"BudgetAvailable", "True", "WithinBudget",
+           Format("%.4f of %.4f GPU-hours used", ledger_.used() / 3600, ledger_.budget() / 3600)});
+    }
+    if (plan_.unknown.empty()) {
+      plan_.conditions.push_back(
+          {"MetricsAvailable", "True", "MetricsReported", "every running trial reports metrics"});
+    } else {
+      std::string names;
+      for (const std::string& n : plan_.unknown) names += (names.empty() ? "" : ", ") + n;
+      plan_.conditions.push_back(
+          {"MetricsAvailable", "False", "MetricsMissing", "waiting for the objective of " + names});
+    }
+  }
+
+  const SweepModel& model_;
+  const SweepSpec& spec_;
+  const Observed& observed_;
+  Ledger ledger_;
+  double now_;
+  PlannerOptions options_;
+  int devices_;
+  Plan plan_;
+  int occupied_ = 0;
+  std::optional<SweepPhase> finishing_;
+};
+
+}  // namespace
+
+const SegmentStatus* Observed::Segment(const std::string& trial, int segment) const {
+  auto it = segments.find({trial, segment});
+  return it == segments.end() ? nullptr : &it->second;
+}
+
+std::vector<Event> NewRungValues(const SweepModel& model, const Observed& observed, double now) {
+  std::vector<Event> events;
+  for (int64_t index : model.active()) {
+    const Trial& t = model.trial(index);
+    auto m = observed.metrics.find(t.name);
+    if (m == observed.metrics.end() || t.segments.empty()) continue;
+    const SegmentRecord& seg = t.segments.back();
+    const SegmentStatus* st = observed.Segment(t.name, seg.number);
+    for (const auto& [resource, value] : m->second.objective_by_resource) {
+      if (model.rungs().IndexOf(resource) < 0 || t.rung_values.contains(resource)) continue;
+      Event e = Event::Of(Type::kValueRecorded, now, index);
+      e.resource = resource;
+      e.value = value;
+      if (st && st->started_unix_seconds && resource > seg.from) {
+        e.seconds = now - *st->started_unix_seconds;
+        e.units = resource - seg.from;
+      }
+      events.push_back(e);
+    }
+  }
+  return events;
+}
+
+Plan ComputePlan(const SweepModel& model, const Observed& observed, const Ledger& ledger,
+                 double now, const PlannerOptions& options) {
+  return Planner(model, observed, ledger, now, options).Run();
+}
+
+}  // namespace bsw

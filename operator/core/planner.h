@@ -1,0 +1,76 @@
+#ifndef BSW_CORE_PLANNER_H_
+#define BSW_CORE_PLANNER_H_
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "operator/core/ledger.h"
+#include "operator/core/segment.h"
+#include "operator/core/sweep_model.h"
+#include "operator/core/trial_metrics.h"
+
+namespace bsw {
+
+// What the controller observed in one pass.
+struct Observed {
+  // Every segment the backend reports, keyed by (trial name, segment number).
+  std::map<std::pair<std::string, int>, SegmentStatus> segments;
+  // Metrics of running trials that answered, keyed by trial name. Absent means Unknown.
+  std::map<std::string, TrialMetrics> metrics;
+  // When each running trial's metrics became Unknown (Plan::unknown of earlier passes), by name.
+  std::map<std::string, double> unknown_since;
+
+  const SegmentStatus* Segment(const std::string& trial, int segment) const;
+};
+
+// One backend call. Start carries what SegmentSpec needs beyond the sweep spec.
+struct Action {
+  enum class Kind { kStart, kStop, kSetDeadline };
+  Kind kind = Kind::kStart;
+  int64_t trial = 0;
+  int segment = 0;
+  double until = 0;
+  double deadline = 0;
+  std::string reason;
+};
+
+struct Condition {
+  std::string type;
+  std::string status;  // True, False or Unknown
+  std::string reason;  // CamelCase, never empty
+  std::string message;
+};
+
+struct Plan {
+  std::vector<Event> events;    // journal these, then apply them to the model
+  std::vector<Action> actions;  // then carry these out
+  std::vector<Denial> denials;  // admissions refused in this pass
+  std::vector<Condition> conditions;
+  // Running trials whose metrics are Unknown in this pass: no answer, or a passed rung without
+  // its value. The controller remembers since when and passes it back in Observed::unknown_since.
+  std::vector<std::string> unknown;
+};
+
+// Tunables of the planner, with the defaults the product uses.
+struct PlannerOptions {
+  double reservation_margin = 1.25;  // reserve this multiple of the estimated seconds
+  double min_reservation_seconds = 5;
+  double deadline_slack_seconds = 2;  // ignore deadline moves smaller than this
+};
+
+// Turns newly reported objective values at rung milestones into ValueRecorded events, with the
+// progress they measure for the cost model. Apply these before ComputePlan.
+std::vector<Event> NewRungValues(const SweepModel& model, const Observed& observed, double now);
+
+// The reconcile decision: from the model, what the backend and metrics show, and the ledger, the
+// events to record and the backend actions to take, with the conditions to publish. Pure: the
+// same inputs give the same plan. Re-issues what a crash may have left undone (a launched segment
+// the backend does not have, a stop not yet carried out).
+Plan ComputePlan(const SweepModel& model, const Observed& observed, const Ledger& ledger,
+                 double now, const PlannerOptions& options = {});
+
+}  // namespace bsw
+
+#endif  // BSW_CORE_PLANNER_H_

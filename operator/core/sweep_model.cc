@@ -1,0 +1,274 @@
+#include "operator/core/sweep_model.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace bsw {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kEventNames[] = {"TrialCreated",  "SegmentLaunched", "ValueRecorded",
+                                       "DeadlineMoved", "TrialStopped",    "TrialPromoted",
+                                       "SegmentEnded",  "SweepFinished"};
+constexpr const char* kTrialPhaseNames[] = {"Running", "Paused", "Completed", "Stopped", "Failed"};
+constexpr const char* kSweepPhaseNames[] = {"Pending", "Running", "Completed", "BudgetExhausted",
+                                            "Failed"};
+
+// JSON has no NaN; a diverged trial's value is written as null.
+json Number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+double NumberOr(const json& j, const char* key, double fallback) {
+  if (!j.contains(key)) return fallback;
+  const json& v = j.at(key);
+  return v.is_number() ? v.get<double>() : std::nan("");
+}
+
+bool Better(Goal goal, double a, double b) {
+  if (std::isnan(a)) return false;
+  if (std::isnan(b)) return true;
+  return goal == Goal::kMaximize ? a > b : a < b;
+}
+
+}  // namespace
+
+const char* TrialPhaseName(TrialPhase phase) {
+  return kTrialPhaseNames[static_cast<size_t>(phase)];
+}
+const char* SweepPhaseName(SweepPhase phase) {
+  return kSweepPhaseNames[static_cast<size_t>(phase)];
+}
+
+json Event::ToJson() const {
+  json j = {{"event", kEventNames[static_cast<size_t>(type)]}, {"at", at}};
+  switch (type) {
+    case Type::kTrialCreated: {
+      j["trial"] = trial;
+      json p = json::array();
+      for (const auto& [name, v] : params) p.push_back({name, v});
+      j["params"] = p;
+      break;
+    }
+    case Type::kSegmentLaunched:
+      j.update({{"trial", trial},
+                {"segment", segment},
+                {"from", from},
+                {"until", until},
+                {"deadline", deadline}});
+      break;
+    case Type::kValueRecorded:
+      j.update({{"trial", trial},
+                {"resource", resource},
+                {"value", Number(value)},
+                {"seconds", seconds},
+                {"units", units}});
+      break;
+    case Type::kDeadlineMoved:
+      j.update({{"trial", trial}, {"segment", segment}, {"deadline", deadline}});
+      break;
+    case Type::kTrialStopped:
+      j.update({{"trial", trial}, {"reason", reason}, {"message", message}});
+      break;
+    case Type::kTrialPromoted:
+      j.update({{"trial", trial}, {"rung", rung}});
+      break;
+    case Type::kSegmentEnded:
+      j.update({{"trial", trial}, {"segment", segment}, {"reason", reason}, {"message", message}});
+      break;
+    case Type::kSweepFinished:
+      j.update({{"phase", SweepPhaseName(phase)}, {"reason", reason}, {"message", message}});
+      break;
+  }
+  return j;
+}
+
+StatusOr<Event> Event::FromJson(const json& j) {
+  if (!j.is_object() || !j.contains("event") || !j.at("event").is_string()) {
+    return InvalidArgumentError("journal record has no \"event\" name");
+  }
+  Event e;
+  const std::string name = j.at("event").get<std::string>();
+  bool known = false;
+  for (size_t i = 0; i < std::size(kEventNames); ++i) {
+    if (name == kEventNames[i]) {
+      e.type = static_cast<Type>(i);
+      known = true;
+    }
+  }
+  if (!known) return InvalidArgumentError("journal record has unknown event \"" + name + "\"");
+  auto str = [&](const char* key) {
+    return j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : "";
+  };
+  auto integer = [&](const char* key) {
+    return j.contains(key) && j.at(key).is_number_integer() ? j.at(key).get<int64_t>() : -1;
+  };
+  e.at = NumberOr(j, "at", 0);
+  e.trial = integer("trial");
+  e.segment = static_cast<int>(integer("segment"));
+  e.from = NumberOr(j, "from", 0);
+  e.until = NumberOr(j, "until", 0);
+  e.deadline = NumberOr(j, "deadline", 0);
+  e.resource = NumberOr(j, "resource", 0);
+  e.value = NumberOr(j, "value", 0);
+  e.seconds = NumberOr(j, "seconds", 0);
+  e.units = NumberOr(j, "units", 0);
+  e.rung = static_cast<int>(integer("rung"));
+  e.reason = str("reason");
+  e.message = str("message");
+  if (e.type == Type::kSweepFinished) {
+    std::string phase = str("phase");
+    for (size_t i = 0; i < std::size(kSweepPhaseNames); ++i) {
+      if (phase == kSweepPhaseNames[i]) e.phase = static_cast<SweepPhase>(i);
+    }
+  }
+  if (j.contains("params") && j.at("params").is_array()) {
+    for (const json& p : j.at("params")) {
+      if (p.is_array() && p.size() == 2 && p[0].is_string()) {
+        e.params.emplace_back(p[0].get<std::string>(), p[1]);
+      }
+    }
+  }
+  return e;
+}
+
+SweepModel::SweepModel(const SweepSpec& spec)
+    : spec_(spec),
+      rungs_(spec),
+      space_(spec.search_space, spec.algorithm, spec.seed),
+      scheduler_(rungs_.size() - 1, spec.reduction_factor, spec.goal),
+      continued_(static_cast<size_t>(rungs_.size()), 0) {}
+
+std::string SweepModel::TrialName(int64_t index) const {
+  char suffix[32];
+  std::snprintf(suffix, sizeof suffix, "-t%04lld", static_cast<long long>(index));
+  return spec_.name + suffix;
+}
+
+std::optional<int64_t> SweepModel::FindTrial(const std::string& name) const {
+  auto it = by_name_.find(name);
+  if (it == by_name_.end()) return std::nullopt;
+  return it->second;
+}
+
+bool SweepModel::CanCreateTrial() const {
+  int64_t n = trial_count();
+  if (spec_.max_trials && n >= *spec_.max_trials) return false;
+  std::optional<int64_t> size = space_.FiniteSize();
+  return !size || n < *size;
+}
+
+Trial* SweepModel::Mutable(int64_t index) {
+  if (index < 0 || index >= trial_count()) return nullptr;
+  return &trials_[static_cast<size_t>(index)];
+}
+
+void SweepModel::SetPhase(Trial& t, TrialPhase phase) {
+  --counts_[static_cast<size_t>(t.phase)];
+  ++counts_[static_cast<size_t>(phase)];
+  t.phase = phase;
+  if (phase == TrialPhase::kRunning) {
+    active_.insert(t.index);
+  } else {
+    active_.erase(t.index);
+  }
+}
+
+void SweepModel::RecordValue(Trial& t, const Event& e) {
+  int rung = rungs_.IndexOf(e.resource);
+  if (rung < 0 || t.rung_values.contains(e.resource)) return;
+  t.rung_values[e.resource] = e.value;
+  t.last_value_at = e.at;
+  cost_.Measure(e.seconds, e.units);
+  if (!best_ || Better(spec_.goal, e.value, best_->value)) {
+    best_ = BestResult{t.index, e.value, e.resource};
+  }
+  bool decides = spec_.algorithm == Algorithm::kAsha && rung < scheduler_.decision_rungs();
+  if (!decides) return;
+  bool keep = scheduler_.Record(t.index, rung, e.value);
+  if (spec_.mode != AshaMode::kStop) return;
+  if (keep) {
+    ++continued_[static_cast<size_t>(rung)];
+  } else if (!t.rung_verdict_stop) {
+    char msg[256];
+    std::snprintf(msg, sizeof msg,
+                  "value %g at rung %d (%s %g) is not in the top 1/%d of the %lld values "
+                  "recorded there",
+                  e.value, rung, spec_.resource_unit.c_str(), e.resource, spec_.reduction_factor,
+                  static_cast<long long>(scheduler_.recorded(rung)));
+    t.rung_verdict_stop = msg;
+  }
+}
+
+Status SweepModel::Apply(const Event& e) {
+  using Type = Event::Type;
+  if (e.type == Type::kSweepFinished) {
+    phase_ = e.phase;
+    finish_reason_ = e.reason;
+    finish_message_ = e.message;
+    return OkStatus();
+  }
+  if (phase_ == SweepPhase::kPending) phase_ = SweepPhase::kRunning;
+  if (e.type == Type::kTrialCreated) {
+    if (e.trial != trial_count()) {
+      return InvalidArgumentError("trial " + std::to_string(e.trial) + " created out of order");
+    }
+    Trial t;
+    t.index = e.trial;
+    t.name = TrialName(e.trial);
+    t.params = e.params;
+    by_name_[t.name] = t.index;
+    trials_.push_back(std::move(t));
+    ++counts_[static_cast<size_t>(TrialPhase::kRunning)];
+    active_.insert(e.trial);
+    return OkStatus();
+  }
+  Trial* t = Mutable(e.trial);
+  if (t == nullptr)
+    return InvalidArgumentError("event for unknown trial " + std::to_string(e.trial));
+  switch (e.type) {
+    case Type::kSegmentLaunched:
+      t->segments.push_back(SegmentRecord{e.segment, e.from, e.until, e.deadline, e.at, false});
+      SetPhase(*t, TrialPhase::kRunning);
+      break;
+    case Type::kValueRecorded:
+      RecordValue(*t, e);
+      break;
+    case Type::kDeadlineMoved:
+      if (!t->segments.empty()) t->segments.back().deadline = e.deadline;
+      break;
+    case Type::kTrialStopped:
+      t->stop_requested = true;
+      t->reason = e.reason;
+      t->message = e.message;
+      if (t->segments.empty() || t->segments.back().ended) SetPhase(*t, TrialPhase::kStopped);
+      break;
+    case Type::kTrialPromoted:
+      scheduler_.MarkPromoted(e.trial, e.rung);
+      break;
+    case Type::kSegmentEnded: {
+      if (t->segments.empty()) break;
+      SegmentRecord& seg = t->segments.back();
+      seg.ended = true;
+      if (t->stop_requested) {
+        SetPhase(*t, TrialPhase::kStopped);
+      } else if (e.reason.empty()) {
+        SetPhase(*t, seg.until >= rungs_.max() ? TrialPhase::kCompleted : TrialPhase::kPaused);
+      } else if (e.reason == "Error" || e.reason == "Lost") {
+        ++t->failures;
+        t->reason = e.reason;
+        t->message = e.message;
+        if (t->failures > spec_.max_retries) SetPhase(*t, TrialPhase::kFailed);
+      } else {
+        t->reason = e.reason;
+        t->message = e.message;
+        SetPhase(*t, TrialPhase::kStopped);
+      }
+      break;
+    }
+    case Type::kTrialCreated:
+    case Type::kSweepFinished:
+      break;
+  }
+  return OkStatus();
+}
+
+}  // namespace bsw

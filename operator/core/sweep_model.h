@@ -1,0 +1,160 @@
+#ifndef BSW_CORE_SWEEP_MODEL_H_
+#define BSW_CORE_SWEEP_MODEL_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+#include "operator/core/api.h"
+#include "operator/core/asha.h"
+#include "operator/core/ledger.h"
+#include "operator/core/search_space.h"
+#include "operator/core/status.h"
+
+namespace bsw {
+
+enum class TrialPhase { kRunning, kPaused, kCompleted, kStopped, kFailed };
+enum class SweepPhase { kPending, kRunning, kCompleted, kBudgetExhausted, kFailed };
+
+const char* TrialPhaseName(TrialPhase phase);
+const char* SweepPhaseName(SweepPhase phase);
+
+// A change to the sweep, as written to the journal before it is carried out. Replaying the
+// journal's events in order rebuilds the model exactly, including every ASHA decision.
+struct Event {
+  enum class Type {
+    kTrialCreated,     // trial, params
+    kSegmentLaunched,  // trial, segment, from, until, deadline
+    kValueRecorded,    // trial, resource, value, seconds, units (progress measured in the segment)
+    kDeadlineMoved,    // trial, segment, deadline
+    kTrialStopped,     // trial, reason, message: the sweep decided to stop it
+    kTrialPromoted,    // trial, rung
+    kSegmentEnded,     // trial, segment, reason ("" when it succeeded), message
+    kSweepFinished,    // phase, reason, message
+  };
+  Type type = Type::kTrialCreated;
+  double at = 0;  // unix seconds when it was decided
+  int64_t trial = -1;
+  int segment = 0;
+  Config params;
+  double from = 0;
+  double until = 0;
+  double deadline = 0;
+  double resource = 0;
+  double value = 0;
+  double seconds = 0;
+  double units = 0;
+  int rung = 0;
+  SweepPhase phase = SweepPhase::kRunning;
+  std::string reason;
+  std::string message;
+
+  static Event Of(Type type, double at, int64_t trial = -1, int segment = 0) {
+    Event e;
+    e.type = type;
+    e.at = at;
+    e.trial = trial;
+    e.segment = segment;
+    return e;
+  }
+
+  nlohmann::json ToJson() const;
+  static StatusOr<Event> FromJson(const nlohmann::json& j);
+};
+
+struct SegmentRecord {
+  int number = 0;
+  double from = 0;   // resource at launch
+  double until = 0;  // the trainer exits on reaching it
+  double deadline = 0;
+  double launched_at = 0;
+  bool ended = false;
+};
+
+struct Trial {
+  int64_t index = 0;
+  std::string name;
+  Config params;
+  TrialPhase phase = TrialPhase::kRunning;
+  std::string reason;  // why it stopped or failed
+  std::string message;
+  std::map<double, double> rung_values;  // objective at each rung's resource
+  std::vector<SegmentRecord> segments;
+  double last_value_at = 0;  // when the latest rung value was recorded
+  int failures = 0;
+  bool stop_requested = false;
+  // Stop mode: set when a rung decided against the trial; the planner then stops it.
+  std::optional<std::string> rung_verdict_stop;
+
+  double progress() const { return rung_values.empty() ? 0 : rung_values.rbegin()->first; }
+};
+
+struct BestResult {
+  int64_t trial = -1;
+  double value = 0;
+  double resource = 0;
+};
+
+// Everything the sweep decided so far. It changes only through Apply(event).
+class SweepModel {
+ public:
+  explicit SweepModel(const SweepSpec& spec);
+
+  // Applies one event. Events that refer to unknown trials are rejected, and the model is
+  // unchanged.
+  Status Apply(const Event& event);
+
+  const SweepSpec& spec() const { return spec_; }
+  const Rungs& rungs() const { return rungs_; }
+  const SearchSpace& search_space() const { return space_; }
+  const AshaScheduler& scheduler() const { return scheduler_; }
+  const CostModel& cost_model() const { return cost_; }
+
+  int64_t trial_count() const { return static_cast<int64_t>(trials_.size()); }
+  const Trial& trial(int64_t index) const { return trials_.at(static_cast<size_t>(index)); }
+  std::optional<int64_t> FindTrial(const std::string& name) const;
+  // Trials in phase Running, ascending by index.
+  const std::set<int64_t>& active() const { return active_; }
+  int64_t count(TrialPhase phase) const { return counts_[static_cast<size_t>(phase)]; }
+
+  // Whether a new configuration may still be created (maxTrials, or the end of a grid).
+  bool CanCreateTrial() const;
+  std::string TrialName(int64_t index) const;
+
+  // Stop mode: how many values each rung continued.
+  int64_t continued(int rung) const { return continued_.at(static_cast<size_t>(rung)); }
+  std::optional<BestResult> best() const { return best_; }
+
+  SweepPhase phase() const { return phase_; }
+  const std::string& finish_reason() const { return finish_reason_; }
+  const std::string& finish_message() const { return finish_message_; }
+  bool finished() const { return phase_ != SweepPhase::kPending && phase_ != SweepPhase::kRunning; }
+
+ private:
+  Trial* Mutable(int64_t index);
+  void SetPhase(Trial& t, TrialPhase phase);
+  void RecordValue(Trial& t, const Event& e);
+
+  SweepSpec spec_;
+  Rungs rungs_;
+  SearchSpace space_;
+  AshaScheduler scheduler_;
+  CostModel cost_;
+  std::vector<Trial> trials_;
+  std::map<std::string, int64_t> by_name_;
+  std::set<int64_t> active_;
+  std::vector<int64_t> counts_ = std::vector<int64_t>(5, 0);
+  std::vector<int64_t> continued_;
+  std::optional<BestResult> best_;
+  SweepPhase phase_ = SweepPhase::kPending;
+  std::string finish_reason_;
+  std::string finish_message_;
+};
+
+}  // namespace bsw
+
+#endif  // BSW_CORE_SWEEP_MODEL_H_

@@ -171,7 +171,12 @@ class Planner {
       return;
     }
     if (st.reason == "Stopped") {
-      EndSegment(t, seg, "Stopped", t.stop_requested ? t.message : "stopped from outside");
+      if (t.stop_requested) {
+        EndSegment(t, seg, "Stopped", t.message);
+      } else {
+        EndSegment(t, seg, "Interrupted",
+                   "stopped from outside the sweep; it resumes from its checkpoint");
+      }
       return;
     }
     std::string message = st.exit_code ? "exited with code " + std::to_string(*st.exit_code)

@@ -252,6 +252,8 @@ Status SweepModel::Apply(const Event& e) {
         SetPhase(*t, TrialPhase::kStopped);
       } else if (e.reason.empty()) {
         SetPhase(*t, seg.until >= rungs_.max() ? TrialPhase::kCompleted : TrialPhase::kPaused);
+      } else if (e.reason == "Interrupted") {
+        // Still active: the planner launches its next segment from the checkpoint.
       } else if (e.reason == "Error" || e.reason == "Lost") {
         ++t->failures;
         t->reason = e.reason;

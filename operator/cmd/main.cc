@@ -1,0 +1,257 @@
+// budgetsweep: the command line. Wiring only; the work is in core, controller and adapters.
+#include <signal.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string_view>
+#include <thread>
+
+#include "operator/adapters/local/local_backend.h"
+#include "operator/adapters/local/supervisor.h"
+#include "operator/adapters/prometheus/scrape_source.h"
+#include "operator/adapters/system_clock.h"
+#include "operator/adapters/yaml/sweep_file.h"
+#include "operator/cmd/progress.h"
+#include "operator/controller/journal.h"
+#include "operator/controller/sweep_controller.h"
+#include "operator/core/api.h"
+
+namespace bsw {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kExitFailed = 1;
+constexpr int kExitInvalid = 2;
+constexpr int kExitInterrupted = 130;
+
+std::atomic<bool> g_interrupted{false};
+
+void OnSignal(int) { g_interrupted = true; }
+
+// Reads and validates a sweep file; prints every problem and returns nullopt when it is invalid.
+std::optional<SweepSpec> LoadSweep(const std::string& path, nlohmann::json* object) {
+  StatusOr<nlohmann::json> doc = ReadSweepFile(path);
+  if (!doc.ok()) {
+    std::fprintf(stderr, "error: %s\n", doc.status().message().c_str());
+    return std::nullopt;
+  }
+  StatusOr<SweepSpec> spec = ParseSweep(*doc);
+  if (!spec.ok()) {
+    std::fprintf(stderr, "error: %s is not a valid BudgetSweep:\n", path.c_str());
+    std::string text = spec.status().message();
+    size_t start = 0;
+    while (start <= text.size()) {
+      size_t end = text.find('\n', start);
+      std::fprintf(stderr, "  %s\n", text.substr(start, end - start).c_str());
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+    return std::nullopt;
+  }
+  if (object != nullptr) *object = *doc;
+  return *spec;
+}
+
+int Validate(const std::string& path) {
+  std::optional<SweepSpec> spec = LoadSweep(path, nullptr);
+  if (!spec) return kExitInvalid;
+  std::printf("%s: valid BudgetSweep \"%s\"\n", path.c_str(), spec->name.c_str());
+  return 0;
+}
+
+// Binds the state directory to one sweep: a new directory records the sweep's object, an
+// existing one must hold the same sweep name.
+Status PrepareStateDir(const std::string& dir, const SweepSpec& spec,
+                       const nlohmann::json& object) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return InvalidArgumentError("--state-dir " + dir + ": " + ec.message());
+  fs::path record = fs::path(dir) / "sweep.json";
+  if (fs::exists(record)) {
+    std::ifstream in(record);
+    nlohmann::json previous = nlohmann::json::parse(in, nullptr, false);
+    std::string name = previous.is_discarded()
+                           ? ""
+                           : previous.value("metadata", nlohmann::json::object()).value("name", "");
+    if (name != spec.name) {
+      return InvalidArgumentError("--state-dir " + dir + " holds sweep \"" + name + "\", not \"" +
+                                  spec.name + "\"; use another directory");
+    }
+    return OkStatus();
+  }
+  std::ofstream out(record);
+  out << object.dump(2) << "\n";
+  if (!out) return InvalidArgumentError(record.string() + ": cannot write");
+  return OkStatus();
+}
+
+struct RunOptions {
+  std::string file;
+  std::string state_dir;
+  std::string output = "text";
+  double poll_seconds = 0.25;
+};
+
+int Run(const RunOptions& opts) {
+  nlohmann::json object;
+  std::optional<SweepSpec> spec = LoadSweep(opts.file, &object);
+  if (!spec) return kExitInvalid;
+  if (spec->container.command.empty()) {
+    std::fprintf(stderr,
+                 "error: %s: spec.trial.template.spec.containers[0].command: required to run "
+                 "trials locally (an image's entrypoint is unknown here)\n",
+                 opts.file.c_str());
+    return kExitInvalid;
+  }
+  std::string state_dir = opts.state_dir;
+  if (state_dir.empty()) {
+    std::string tmpl = (fs::temp_directory_path() / ("budgetsweep-" + spec->name + "-XXXXXX"));
+    if (mkdtemp(tmpl.data()) == nullptr) {
+      std::fprintf(stderr, "error: cannot create a state directory in %s\n",
+                   fs::temp_directory_path().c_str());
+      return kExitFailed;
+    }
+    state_dir = tmpl;
+  }
+  if (Status s = PrepareStateDir(state_dir, *spec, object); !s.ok()) {
+    std::fprintf(stderr, "error: %s\n", s.message().c_str());
+    return kExitInvalid;
+  }
+
+  local::LocalBackendOptions backend_options;
+  backend_options.state_dir = state_dir;
+  backend_options.supervisor_command = {fs::read_symlink("/proc/self/exe").string(), "__supervise"};
+  backend_options.gpu_count = local::DetectGpuCount();
+  StatusOr<std::unique_ptr<local::LocalBackend>> backend =
+      local::LocalBackend::Create(backend_options);
+  if (!backend.ok()) {
+    std::fprintf(stderr, "error: %s\n", backend.status().message().c_str());
+    return kExitFailed;
+  }
+  if (backend_options.gpu_count == 0 && spec->trial_gpus > 0) {
+    std::fprintf(stderr,
+                 "note: no GPU found; trials run on the CPU and are charged as %d device(s) each\n",
+                 spec->trial_gpus);
+  }
+  prom::ScrapeMetricSource metrics;
+  SystemClock clock;
+  StatusOr<Journal> journal = Journal::Open(state_dir);
+  if (!journal.ok()) {
+    std::fprintf(stderr, "error: %s\n", journal.status().message().c_str());
+    return kExitFailed;
+  }
+  SweepController controller(*spec, backend->get(), &metrics, &*journal, &clock);
+  if (Status s = controller.Recover(); !s.ok()) {
+    std::fprintf(stderr, "error: %s\n", s.message().c_str());
+    return kExitFailed;
+  }
+
+  bool json_output = opts.output == "json";
+  std::FILE* human = json_output ? stderr : stdout;
+  Progress progress(human, isatty(fileno(human)) == 1);
+  controller.OnEvent([&](const Event& e) { progress.OnEvent(controller, e); });
+  if (!json_output && controller.model().trial_count() > 0) {
+    std::fprintf(human, "resuming sweep %s from %s\n", spec->name.c_str(), state_dir.c_str());
+  }
+
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+
+  auto sleep = [&](double seconds) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  };
+  double backoff = opts.poll_seconds;
+  // Runs until the sweep is finished and every segment it started has ended.
+  while (!g_interrupted) {
+    StatusOr<Plan> plan = controller.Pass();
+    if (!plan.ok()) {
+      std::fprintf(stderr, "warning: %s (retrying in %.1f s)\n", plan.status().message().c_str(),
+                   backoff);
+      sleep(backoff);
+      backoff = std::min(30.0, backoff * 2);
+      continue;
+    }
+    backoff = opts.poll_seconds;
+    progress.Refresh(controller, clock.NowUnixSeconds());
+    if (controller.model().finished()) {
+      StatusOr<bool> ended = controller.AllSegmentsEnded();
+      if (ended.ok() && *ended) break;
+    }
+    sleep(opts.poll_seconds);
+  }
+
+  if (g_interrupted) {
+    std::fprintf(stderr,
+                 "\ninterrupted: stopping running trials (they checkpoint and resume "
+                 "with the same --state-dir)\n");
+    if (Status s = controller.Interrupt(); !s.ok()) {
+      std::fprintf(stderr, "warning: %s\n", s.message().c_str());
+    }
+    double deadline = clock.NowUnixSeconds() + spec->grace_seconds + 5;
+    while (clock.NowUnixSeconds() < deadline) {
+      StatusOr<bool> ended = controller.AllSegmentsEnded();
+      if (ended.ok() && *ended) break;
+      sleep(0.2);
+    }
+    // One last look, so the summary charges the seconds the stopped trials ran.
+    (void)controller.Pass();
+  }
+
+  if (json_output) {
+    std::printf("%s\n", controller.StatusJson().dump(2).c_str());
+  } else {
+    std::fprintf(human, "\n%s", Progress::Summary(controller, state_dir).c_str());
+  }
+  if (g_interrupted) return kExitInterrupted;
+  return controller.model().phase() == SweepPhase::kFailed ? kExitFailed : 0;
+}
+
+}  // namespace
+}  // namespace bsw
+
+int main(int argc, char** argv) {
+  // The supervisor of a local trial: before anything else starts a thread or touches signals.
+  if (argc >= 2 && std::string_view(argv[1]) == "__supervise") {
+    return bsw::local::RunSupervisor(argc, argv);
+  }
+
+  CLI::App app{"budgetsweep: hyperparameter sweeps under a hard GPU-hour budget"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "budgetsweep 0.1.0");
+
+  bsw::RunOptions run;
+  CLI::App* run_cmd =
+      app.add_subcommand("run", "Run a sweep on this machine, trials as local processes");
+  run_cmd->add_option("FILE", run.file, "BudgetSweep YAML or JSON file")->required();
+  run_cmd->add_option("--state-dir", run.state_dir,
+                      "Directory for the journal, trial logs and checkpoints; run again with the "
+                      "same directory to resume (default: a new temporary directory)");
+  run_cmd->add_option("-o,--output", run.output, "Final output: text summary or json status")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  run_cmd->add_option("--poll-interval", run.poll_seconds, "Seconds between reconcile passes")
+      ->check(CLI::Range(0.05, 60.0))
+      ->capture_default_str();
+
+  std::string validate_file;
+  CLI::App* validate_cmd =
+      app.add_subcommand("validate", "Check a BudgetSweep file; exit 2 listing every problem");
+  validate_cmd->add_option("FILE", validate_file, "BudgetSweep YAML or JSON file")->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : bsw::kExitInvalid;
+  }
+  if (*run_cmd) return bsw::Run(run);
+  return bsw::Validate(validate_file);
+}

@@ -1,0 +1,191 @@
+#include "operator/cmd/progress.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "operator/core/search_space.h"
+
+namespace bsw {
+namespace {
+
+constexpr size_t kRecentEvents = 6;
+constexpr double kPlainReportSeconds = 10;
+
+std::string Fmt(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+std::string ParamsText(const Config& params) {
+  std::string out;
+  for (const auto& [name, value] : params) {
+    std::string v =
+        value.is_number_float() ? Fmt("%.4g", value.get<double>()) : FormatParamValue(value);
+    out += (out.empty() ? "" : " ") + name + "=" + v;
+  }
+  return out;
+}
+
+std::string BudgetLine(const SweepController& c) {
+  const Ledger& l = c.ledger();
+  constexpr int kWidth = 30;
+  double budget = std::max(l.budget(), 1e-9);
+  int used = static_cast<int>(std::round(kWidth * std::min(1.0, l.used() / budget)));
+  int reserved =
+      static_cast<int>(std::round(kWidth * std::min(1.0, (l.used() + l.reserved()) / budget))) -
+      used;
+  std::string bar = std::string(static_cast<size_t>(used), '#') +
+                    std::string(static_cast<size_t>(std::max(0, reserved)), '+');
+  bar.resize(kWidth, '.');
+  return "budget [" + bar + "] used " + Fmt("%.4f", l.used() / 3600) + " + reserved " +
+         Fmt("%.4f", l.reserved() / 3600) + " of " + Fmt("%.4f", l.budget() / 3600) +
+         " GPU-h, remaining " + Fmt("%.4f", l.remaining() / 3600);
+}
+
+std::string RungsLine(const SweepController& c) {
+  const SweepModel& m = c.model();
+  const SweepSpec& spec = m.spec();
+  if (spec.algorithm != Algorithm::kAsha) return "";
+  bool pause = spec.mode == AshaMode::kPause;
+  std::string out = "rungs";
+  for (int r = 0; r < m.scheduler().decision_rungs(); ++r) {
+    out += "  " + spec.resource_unit + " " + Fmt("%g", m.rungs().at(r)) + ": " +
+           std::to_string(m.scheduler().recorded(r)) + " reached, " +
+           std::to_string(pause ? m.scheduler().promoted(r) : m.continued(r)) +
+           (pause ? " promoted" : " continued");
+  }
+  return out;
+}
+
+std::string CountsLine(const SweepModel& m) {
+  return std::to_string(m.trial_count()) + " created, " +
+         std::to_string(m.count(TrialPhase::kRunning)) + " running, " +
+         std::to_string(m.count(TrialPhase::kPaused)) + " paused, " +
+         std::to_string(m.count(TrialPhase::kCompleted)) + " completed, " +
+         std::to_string(m.count(TrialPhase::kStopped)) + " stopped, " +
+         std::to_string(m.count(TrialPhase::kFailed)) + " failed";
+}
+
+std::string BestLine(const SweepModel& m) {
+  std::optional<BestResult> best = m.best();
+  if (!best) return "best: none yet";
+  const Trial& t = m.trial(best->trial);
+  return "best: " + t.name + " " + m.spec().objective_metric + "=" + Fmt("%.4f", best->value) +
+         " at " + m.spec().resource_unit + " " + Fmt("%g", best->resource) + "  (" +
+         ParamsText(t.params) + ")";
+}
+
+}  // namespace
+
+std::string Progress::Describe(const SweepController& c, const Event& e) const {
+  const SweepModel& m = c.model();
+  std::string name = e.trial >= 0 && e.trial < m.trial_count() ? m.trial(e.trial).name : "";
+  const std::string& unit = m.spec().resource_unit;
+  switch (e.type) {
+    case Event::Type::kTrialCreated:
+      return name + " created: " + ParamsText(e.params);
+    case Event::Type::kSegmentLaunched:
+      return name + (e.segment == 0 ? " started" : " resumed") + " toward " + unit + " " +
+             Fmt("%g", e.until);
+    case Event::Type::kValueRecorded:
+      return name + " " + m.spec().objective_metric + "=" + Fmt("%.4f", e.value) + " at " + unit +
+             " " + Fmt("%g", e.resource);
+    case Event::Type::kTrialStopped:
+      return name + " stopped (" + e.reason + "): " + e.message;
+    case Event::Type::kTrialPromoted:
+      return name + " promoted from rung " + std::to_string(e.rung);
+    case Event::Type::kSegmentEnded: {
+      const Trial& t = m.trial(e.trial);
+      return name + " " + TrialPhaseName(t.phase) +
+             (e.reason.empty()
+                  ? ""
+                  : " (" + e.reason + (e.message.empty() ? "" : ": " + e.message) + ")");
+    }
+    case Event::Type::kSweepFinished:
+      return "sweep " + std::string(SweepPhaseName(e.phase)) + ": " + e.message;
+    case Event::Type::kDeadlineMoved:
+      return "";
+  }
+  return "";
+}
+
+void Progress::OnEvent(const SweepController& c, const Event& e) {
+  std::string line = Describe(c, e);
+  if (line.empty()) return;
+  if (live_) {
+    recent_.push_back(line);
+    if (recent_.size() > kRecentEvents) recent_.pop_front();
+  } else {
+    std::fprintf(out_, "%s\n", line.c_str());
+    std::fflush(out_);
+  }
+}
+
+void Progress::Refresh(const SweepController& c, double now) {
+  const SweepModel& m = c.model();
+  if (!live_) {
+    if (now - last_plain_report_ >= kPlainReportSeconds) {
+      last_plain_report_ = now;
+      std::fprintf(out_, "%s | %s\n", BudgetLine(c).c_str(), CountsLine(m).c_str());
+      std::fflush(out_);
+    }
+    return;
+  }
+  std::ostringstream view;
+  view << "budgetsweep " << m.spec().name << "  " << SweepPhaseName(m.phase()) << "  ("
+       << AlgorithmName(m.spec().algorithm)
+       << (m.spec().algorithm == Algorithm::kAsha ? std::string("/") + AshaModeName(m.spec().mode)
+                                                  : "")
+       << ", parallelism " << m.spec().parallelism << ")\n";
+  view << BudgetLine(c) << "\n";
+  view << "trials: " << CountsLine(m) << "\n";
+  if (std::string rungs = RungsLine(c); !rungs.empty()) view << rungs << "\n";
+  view << BestLine(m) << "\n\n";
+  char header[160];
+  std::snprintf(header, sizeof header, "%-22s %8s %10s %9s %9s  %s\n", "TRIAL",
+                m.spec().resource_unit.c_str(), "OBJECTIVE", "LOSS", "SAMPLES/S", "PARAMS");
+  view << header;
+  for (int64_t index : m.active()) {
+    const Trial& t = m.trial(index);
+    auto it = c.live_metrics().find(t.name);
+    const TrialMetrics* lm = it == c.live_metrics().end() ? nullptr : &it->second;
+    auto opt = [](const std::optional<double>& v, const char* f) {
+      return v ? Fmt(f, *v) : std::string("-");
+    };
+    std::optional<double> objective;
+    if (lm && !lm->objective_by_resource.empty()) {
+      objective = lm->objective_by_resource.rbegin()->second;
+    }
+    char row[512];
+    std::snprintf(row, sizeof row, "%-22s %8s %10s %9s %9s  %s\n", t.name.c_str(),
+                  opt(lm ? lm->resource_completed : std::nullopt, "%g").c_str(),
+                  opt(objective, "%.4f").c_str(), opt(lm ? lm->loss : std::nullopt, "%.4f").c_str(),
+                  opt(lm ? lm->samples_per_second : std::nullopt, "%.0f").c_str(),
+                  ParamsText(t.params).c_str());
+    view << row;
+  }
+  view << "\n";
+  for (const std::string& line : recent_) view << "  " << line << "\n";
+
+  std::string text = view.str();
+  if (lines_drawn_ > 0) std::fprintf(out_, "\x1b[%dF\x1b[J", lines_drawn_);
+  std::fputs(text.c_str(), out_);
+  std::fflush(out_);
+  lines_drawn_ = static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+}
+
+std::string Progress::Summary(const SweepController& c, const std::string& state_dir) {
+  const SweepModel& m = c.model();
+  std::ostringstream out;
+  out << "sweep " << m.spec().name << ": " << SweepPhaseName(m.phase());
+  if (m.finished()) out << " (" << m.finish_reason() << ": " << m.finish_message() << ")";
+  out << "\n" << BestLine(m) << "\n";
+  out << BudgetLine(c) << "\n";
+  out << "trials: " << CountsLine(m) << "\n";
+  if (std::string rungs = RungsLine(c); !rungs.empty()) out << rungs << "\n";
+  out << "state: " << state_dir << " (journal.jsonl, trials/*/seg-*/ logs)\n";
+  return out.str();
+}
+
+}  // namespace bsw

@@ -1,0 +1,140 @@
+#include "operator/controller/sweep_controller.h"
+
+#include "operator/core/search_space.h"
+#include "operator/core/sweep_status.h"
+
+namespace bsw {
+
+SweepController::SweepController(const SweepSpec& spec, TrialBackend* backend,
+                                 MetricSource* metrics, Journal* journal, const Clock* clock)
+    : model_(spec),
+      ledger_(spec.budget_gpu_hours * 3600.0),
+      backend_(backend),
+      metrics_(metrics),
+      journal_(journal),
+      clock_(clock) {}
+
+Status SweepController::Recover() {
+  StatusOr<std::vector<Event>> events = journal_->ReadAll();
+  if (!events.ok()) return events.status();
+  for (const Event& e : *events) {
+    if (Status s = model_.Apply(e); !s.ok()) {
+      return InvalidArgumentError(journal_->path() + ": " + s.message());
+    }
+  }
+  return OkStatus();
+}
+
+Status SweepController::Record(const std::vector<Event>& events) {
+  if (Status s = journal_->Append(events); !s.ok()) return s;
+  for (const Event& e : events) {
+    if (Status s = model_.Apply(e); !s.ok()) return InternalError("planner event: " + s.message());
+    if (on_event_) on_event_(e);
+  }
+  return OkStatus();
+}
+
+StatusOr<Plan> SweepController::Pass() {
+  double now = clock_->NowUnixSeconds();
+  StatusOr<std::vector<SegmentStatus>> segments = backend_->List();
+  if (!segments.ok()) return segments.status();
+  ledger_.Observe(*segments, now);
+
+  Observed observed;
+  for (const SegmentStatus& s : *segments) observed.segments[{s.trial, s.segment}] = s;
+  std::map<std::string, TrialMetrics> live;
+  for (int64_t index : model_.active()) {
+    const Trial& t = model_.trial(index);
+    if (t.segments.empty()) continue;
+    const SegmentStatus* s = observed.Segment(t.name, t.segments.back().number);
+    if (s == nullptr || s->state != SegmentState::kRunning || s->metrics_url.empty()) continue;
+    StatusOr<TrialMetrics> m =
+        metrics_->Read(model_.spec().name, *s, model_.spec().objective_metric);
+    if (m.ok()) live[t.name] = *m;  // an error is Unknown: the planner waits
+  }
+  observed.metrics = live;
+  observed.unknown_since = unknown_since_;
+  for (auto& [name, m] : live) live_[name] = m;
+
+  if (Status s = Record(NewRungValues(model_, observed, now)); !s.ok()) return s;
+  Plan plan = ComputePlan(model_, observed, ledger_, now);
+  if (Status s = Record(plan.events); !s.ok()) return s;
+  for (const Action& a : plan.actions) {
+    if (Status s = Carry(a); !s.ok()) return s;
+  }
+
+  std::map<std::string, double> unknown_since;
+  for (const std::string& name : plan.unknown) {
+    auto it = unknown_since_.find(name);
+    unknown_since[name] = it == unknown_since_.end() ? now : it->second;
+  }
+  unknown_since_ = std::move(unknown_since);
+  for (auto it = live_.begin(); it != live_.end();) {
+    std::optional<int64_t> index = model_.FindTrial(it->first);
+    bool running = index && model_.trial(*index).phase == TrialPhase::kRunning;
+    it = running ? std::next(it) : live_.erase(it);
+  }
+  conditions_ = MergeConditions(conditions_, plan.conditions, now, model_.spec().generation);
+  return plan;
+}
+
+Status SweepController::Carry(const Action& a) {
+  const Trial& t = model_.trial(a.trial);
+  switch (a.kind) {
+    case Action::Kind::kStart:
+      return backend_->Start(MakeSegmentSpec(a));
+    case Action::Kind::kStop:
+      // Stop once per controller run; a restarted controller asks again, which is harmless.
+      if (!stops_issued_.insert({t.name, a.segment}).second) return OkStatus();
+      return backend_->Stop(t.name, a.segment);
+    case Action::Kind::kSetDeadline:
+      return backend_->SetDeadline(t.name, a.segment, a.deadline);
+  }
+  return OkStatus();
+}
+
+SegmentSpec SweepController::MakeSegmentSpec(const Action& a) const {
+  const SweepSpec& spec = model_.spec();
+  const Trial& t = model_.trial(a.trial);
+  SegmentSpec s;
+  s.sweep = spec.name;
+  s.trial = t.name;
+  s.segment = a.segment;
+  for (const auto& [name, value] : t.params) s.params.emplace_back(name, FormatParamValue(value));
+  s.command = spec.container.command;
+  s.command.insert(s.command.end(), spec.container.args.begin(), spec.container.args.end());
+  s.env = spec.container.env;
+  s.until_resource = a.until;
+  s.max_resource = model_.rungs().max();
+  s.milestones = model_.rungs().milestones();
+  s.devices = spec.trial_gpus;
+  s.deadline_unix_seconds = a.deadline;
+  s.grace_seconds = spec.grace_seconds;
+  return s;
+}
+
+Status SweepController::Interrupt() {
+  StatusOr<std::vector<SegmentStatus>> segments = backend_->List();
+  if (!segments.ok()) return segments.status();
+  for (const SegmentStatus& s : *segments) {
+    if (s.state == SegmentState::kPending || s.state == SegmentState::kRunning) {
+      if (Status st = backend_->Stop(s.trial, s.segment); !st.ok()) return st;
+    }
+  }
+  return OkStatus();
+}
+
+StatusOr<bool> SweepController::AllSegmentsEnded() {
+  StatusOr<std::vector<SegmentStatus>> segments = backend_->List();
+  if (!segments.ok()) return segments.status();
+  for (const SegmentStatus& s : *segments) {
+    if (s.state == SegmentState::kPending || s.state == SegmentState::kRunning) return false;
+  }
+  return true;
+}
+
+nlohmann::json SweepController::StatusJson() const {
+  return BuildStatus(model_, ledger_, conditions_);
+}
+
+}  // namespace bsw

@@ -1,0 +1,72 @@
+#ifndef BSW_CONTROLLER_SWEEP_CONTROLLER_H_
+#define BSW_CONTROLLER_SWEEP_CONTROLLER_H_
+
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "nlohmann/json.hpp"
+#include "operator/controller/journal.h"
+#include "operator/core/ledger.h"
+#include "operator/core/planner.h"
+#include "operator/core/sweep_model.h"
+#include "operator/ports/clock.h"
+#include "operator/ports/metric_source.h"
+#include "operator/ports/trial_backend.h"
+
+namespace bsw {
+
+// Drives one sweep: observe the backend and the metrics, plan, journal, act. Level-triggered:
+// each pass recomputes from what it observes, so a controller started on an existing journal
+// picks up where the last one stopped.
+class SweepController {
+ public:
+  SweepController(const SweepSpec& spec, TrialBackend* backend, MetricSource* metrics,
+                  Journal* journal, const Clock* clock);
+
+  // Rebuilds the model from the journal. Call once, before the first Pass.
+  Status Recover();
+
+  // One observe → plan → act pass. Returns the plan it carried out.
+  StatusOr<Plan> Pass();
+
+  // Stops every running segment without deciding anything about its trial: a later run resumes
+  // the trial from its checkpoint. For Ctrl-C.
+  Status Interrupt();
+
+  // Whether every segment the backend knows of has ended.
+  StatusOr<bool> AllSegmentsEnded();
+
+  const SweepModel& model() const { return model_; }
+  const Ledger& ledger() const { return ledger_; }
+  // The latest metrics of each running trial, by trial name.
+  const std::map<std::string, TrialMetrics>& live_metrics() const { return live_; }
+  // The status object in the BudgetSweep status schema.
+  nlohmann::json StatusJson() const;
+
+  // Called with each journaled event, after it was applied (progress output).
+  void OnEvent(std::function<void(const Event&)> callback) { on_event_ = std::move(callback); }
+
+ private:
+  bsw::Status Record(const std::vector<Event>& events);
+  bsw::Status Carry(const Action& action);
+  SegmentSpec MakeSegmentSpec(const Action& action) const;
+
+  SweepModel model_;
+  Ledger ledger_;
+  TrialBackend* backend_;
+  MetricSource* metrics_;
+  Journal* journal_;
+  const Clock* clock_;
+  std::map<std::string, TrialMetrics> live_;
+  std::map<std::string, double> unknown_since_;
+  std::set<std::pair<std::string, int>> stops_issued_;
+  nlohmann::json conditions_ = nlohmann::json::array();
+  std::function<void(const Event&)> on_event_;
+};
+
+}  // namespace bsw
+
+#endif  // BSW_CONTROLLER_SWEEP_CONTROLLER_H_

@@ -1,0 +1,93 @@
+#include "operator/core/sweep_status.h"
+
+#include <cmath>
+#include <ctime>
+
+namespace bsw {
+
+using nlohmann::json;
+
+std::string Rfc3339(double unix_seconds) {
+  auto t = static_cast<time_t>(std::floor(unix_seconds));
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+json MergeConditions(const json& previous, const std::vector<Condition>& fresh, double now,
+                     int64_t generation) {
+  json out = json::array();
+  for (const Condition& c : fresh) {
+    std::string since = Rfc3339(now);
+    for (const json& p : previous.is_array() ? previous : json::array()) {
+      if (p.value("type", "") == c.type && p.value("status", "") == c.status) {
+        since = p.value("lastTransitionTime", since);
+      }
+    }
+    out.push_back({{"type", c.type},
+                   {"status", c.status},
+                   {"reason", c.reason},
+                   {"message", c.message},
+                   {"lastTransitionTime", since},
+                   {"observedGeneration", generation}});
+  }
+  return out;
+}
+
+namespace {
+json Hours(double device_seconds) {
+  // Rounded to the millisecond of a device: status diffs stay quiet between passes.
+  return std::round(device_seconds / 3.6) / 1000.0;
+}
+json ParamsObject(const Config& params) {
+  json out = json::object();
+  for (const auto& [name, value] : params) out[name] = value;
+  return out;
+}
+}  // namespace
+
+json BuildStatus(const SweepModel& model, const Ledger& ledger, const json& conditions) {
+  const SweepSpec& spec = model.spec();
+  json status;
+  status["observedGeneration"] = spec.generation;
+  status["phase"] = SweepPhaseName(model.phase());
+  status["conditions"] = conditions;
+  status["budget"] = {{"gpuHours", spec.budget_gpu_hours},
+                      {"used", Hours(ledger.used())},
+                      {"reserved", Hours(ledger.reserved())},
+                      {"remaining", Hours(ledger.remaining())}};
+  status["trials"] = {{"created", model.trial_count()},
+                      {"running", model.count(TrialPhase::kRunning)},
+                      {"paused", model.count(TrialPhase::kPaused)},
+                      {"completed", model.count(TrialPhase::kCompleted)},
+                      {"stopped", model.count(TrialPhase::kStopped)},
+                      {"failed", model.count(TrialPhase::kFailed)}};
+  json rungs = json::array();
+  bool pause = spec.algorithm == Algorithm::kAsha && spec.mode == AshaMode::kPause;
+  const AshaScheduler& scheduler = model.scheduler();
+  for (int r = 0; r < model.rungs().size(); ++r) {
+    bool decides = r < scheduler.decision_rungs() && spec.algorithm == Algorithm::kAsha;
+    json rung = {{"resource", model.rungs().at(r)}};
+    if (decides) {
+      rung["reached"] = scheduler.recorded(r);
+      rung["promoted"] = pause ? scheduler.promoted(r) : model.continued(r);
+    }
+    rungs.push_back(rung);
+  }
+  status["rungs"] = rungs;
+  if (std::optional<BestResult> best = model.best()) {
+    const Trial& t = model.trial(best->trial);
+    status["best"] = {{"trial", t.name},
+                      {"value", std::isfinite(best->value) ? json(best->value) : json(nullptr)},
+                      {"resource", best->resource},
+                      {"params", ParamsObject(t.params)}};
+  }
+  json running = json::array();
+  for (int64_t index : model.active()) running.push_back(model.trial(index).name);
+  status["runningTrials"] = running;
+  return status;
+}
+
+}  // namespace bsw

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Bad input of every kind: exit 2, an error naming the field (or file and line), no trial started.
+source "$(dirname "$0")/lib.sh"
+
+good='  budget: {gpuHours: 1}
+  resource: {unit: epochs, min: 1, max: 9, reductionFactor: 3}
+  parallelism: 2'
+
+check() {
+  local label=$1 file=$2 expect=$3
+  local state="$WORK/state-$label"
+  set +e
+  "$BSW" validate "$file" >"$WORK/out" 2>"$WORK/err"
+  local validate_rc=$?
+  "$BSW" run "$file" --state-dir "$state" >"$WORK/out" 2>"$WORK/err2"
+  local run_rc=$?
+  set -e
+  [ "$validate_rc" -eq 2 ] || fail "$label: validate exited $validate_rc, want 2"
+  [ "$run_rc" -eq 2 ] || fail "$label: run exited $run_rc, want 2"
+  grep -qF -- "$expect" "$WORK/err" || { cat "$WORK/err" >&2; fail "$label: validate error lacks '$expect'"; }
+  grep -qF -- "$expect" "$WORK/err2" || { cat "$WORK/err2" >&2; fail "$label: run error lacks '$expect'"; }
+  [ ! -e "$state/trials" ] || fail "$label: a trial was started"
+  echo "ok: $label -> $(grep -F -- "$expect" "$WORK/err" | head -1 | sed 's/^ *//')"
+}
+
+curve_sweep "$WORK/valid.yaml" valid "$good"
+"$BSW" validate "$WORK/valid.yaml" >/dev/null || fail "the valid sweep does not validate"
+
+printf 'apiVersion: budgetsweep.dev/v1alpha1\nkind: BudgetSweep\nspec: {budget: [1, 2\n' >"$WORK/malformed.yaml"
+check malformed-yaml "$WORK/malformed.yaml" "malformed.yaml:"
+
+curve_sweep "$WORK/unknown.yaml" bad "$good
+  budgett: {gpuHours: 1}"
+check unknown-field "$WORK/unknown.yaml" "spec.budgett: unknown field"
+
+curve_sweep "$WORK/nested-unknown.yaml" bad "  budget: {gpuHours: 1, gpuHour: 2}
+  resource: {unit: epochs, min: 1, max: 9}"
+check nested-unknown-field "$WORK/nested-unknown.yaml" "spec.budget.gpuHour: unknown field"
+
+curve_sweep "$WORK/type.yaml" bad "$good
+  maxTrials: four"
+check wrong-type "$WORK/type.yaml" "spec.maxTrials: must be a number"
+
+curve_sweep "$WORK/minmax.yaml" bad "  budget: {gpuHours: 1}
+  resource: {unit: epochs, min: 9, max: 3}"
+check min-not-below-max "$WORK/minmax.yaml" "spec.resource.max: must be greater than spec.resource.min (9)"
+
+curve_sweep "$WORK/zero-budget.yaml" bad "  budget: {gpuHours: 0}
+  resource: {unit: epochs, min: 1, max: 9}"
+check zero-budget "$WORK/zero-budget.yaml" "spec.budget.gpuHours: must be greater than 0"
+
+curve_sweep "$WORK/negative-budget.yaml" bad "  budget: {gpuHours: -2}
+  resource: {unit: epochs, min: 1, max: 9}"
+check negative-budget "$WORK/negative-budget.yaml" "spec.budget.gpuHours: must be greater than 0"
+
+curve_sweep "$WORK/eta.yaml" bad "  budget: {gpuHours: 1}
+  resource: {unit: epochs, min: 1, max: 9, reductionFactor: 1}"
+check reduction-factor "$WORK/eta.yaml" "spec.resource.reductionFactor: must be at least 2"
+
+curve_sweep "$WORK/empty-space.yaml" bad "$good"
+python3 - "$WORK/empty-space.yaml" <<'PY'
+import re, sys
+p = sys.argv[1]
+s = open(p).read()
+s = re.sub(r"  searchSpace:\n(    .*\n)+", "  searchSpace: {}\n", s)
+open(p, "w").write(s)
+PY
+check empty-search-space "$WORK/empty-space.yaml" "spec.searchSpace: must define at least one parameter"
+
+curve_sweep "$WORK/log-min.yaml" bad "$good"
+sed -i 's/lr: {type: logUniform, min: 1.0e-4/lr: {type: logUniform, min: 0/' "$WORK/log-min.yaml"
+check log-uniform-min "$WORK/log-min.yaml" "spec.searchSpace.lr.min: must be greater than 0 on a log scale"
+
+check missing-file "$WORK/does-not-exist.yaml" "does-not-exist.yaml: cannot open"
+
+# Several problems are all reported at once.
+curve_sweep "$WORK/many.yaml" bad "  budget: {gpuHours: -1}
+  resource: {unit: epochs, min: 9, max: 3, reductionFactor: 1}"
+set +e
+"$BSW" validate "$WORK/many.yaml" 2>"$WORK/err"
+set -e
+for want in spec.budget.gpuHours spec.resource.max spec.resource.reductionFactor; do
+  grep -qF "$want" "$WORK/err" || fail "many-errors: $want not reported"
+done
+echo "ok: many-errors -> $(grep -c ': ' "$WORK/err") lines"
+assert_no_trial_processes

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# kill -9 of `budgetsweep run` at several moments, then the same command again with the same
+# --state-dir: the sweep completes, no segment is launched twice, no finished trial runs again,
+# the total charge stays within the budget, and no process is orphaned.
+source "$(dirname "$0")/lib.sh"
+
+curve_sweep "$WORK/sweep.yaml" crash '  budget: {gpuHours: 0.05}
+  resource: {unit: epochs, min: 1, max: 9, reductionFactor: 3}
+  scheduler: {algorithm: asha, mode: stop, seed: 21}
+  parallelism: 2
+  maxTrials: 8' '"--seconds-per-epoch=0.3"'
+
+for delay in 2.5 1.7 3.1; do
+  "$BSW" run "$WORK/sweep.yaml" --state-dir "$WORK/state" >"$WORK/run.log" 2>&1 &
+  pid=$!
+  sleep "$delay"
+  kill -9 "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  echo "killed the runner after ${delay}s: $(grep -c SegmentLaunched "$WORK/state/journal.jsonl") segments launched so far"
+done
+
+"$BSW" run "$WORK/sweep.yaml" --state-dir "$WORK/state" --output json >"$WORK/status.json" \
+  2>"$WORK/progress.log" || { cat "$WORK/progress.log" >&2; fail "resumed run exited $?"; }
+cat "$WORK/status.json"
+grep -q "resuming sweep" "$WORK/progress.log" || true
+[ "$(json_get "$WORK/status.json" 's["phase"]')" = Completed ] || fail "phase is not Completed"
+[ "$(json_get "$WORK/status.json" 's["trials"]["created"]')" -eq 8 ] || fail "not 8 trials"
+json_get "$WORK/status.json" 's["budget"]["used"] <= s["budget"]["gpuHours"] or sys.exit(1)' >/dev/null \
+  || fail "budget used exceeds the budget"
+assert_journal_sane "$WORK/state" 9
+
+# Running it again finds the sweep finished and starts nothing.
+before=$(grep -c SegmentLaunched "$WORK/state/journal.jsonl")
+"$BSW" run "$WORK/sweep.yaml" --state-dir "$WORK/state" --output json >"$WORK/again.json" 2>/dev/null
+[ "$(grep -c SegmentLaunched "$WORK/state/journal.jsonl")" -eq "$before" ] || fail "a finished sweep launched work"
+assert_no_trial_processes

@@ -60,7 +60,9 @@ class Planner {
 
   // Admits and launches one segment. Returns false (recording the denial) when the budget says no.
   bool Launch(int64_t index, int segment, double from, double until, int free_slots) {
-    std::optional<double> cost = CostOf(until - from, model_.cost_model().SecondsPerUnit());
+    // The reservation covers the work up to the next rung; AdjustDeadline extends it from there.
+    double next = std::min(until, model_.rungs().NextAfter(from));
+    std::optional<double> cost = CostOf(next - from, model_.cost_model().SecondsPerUnit());
     // Without any measurement, a new segment gets an equal share of what is still unreserved.
     double requested = cost.value_or(ledger_.remaining() / std::max(1, free_slots));
     if (requested < devices_ * options_.min_reservation_seconds) {
@@ -132,7 +134,8 @@ class Planner {
     }
     auto m = observed_.metrics.find(t.name);
     const TrialMetrics* metrics = m == observed_.metrics.end() ? nullptr : &m->second;
-    if (CheckMetricsMissing(t, seg, metrics)) return;
+    // A pending segment costs nothing and cannot report yet: only running ones are checked.
+    if (st->state == SegmentState::kRunning && CheckMetricsMissing(t, seg, metrics)) return;
     AdjustDeadline(t, seg, *st, metrics);
   }
 
@@ -224,13 +227,17 @@ class Planner {
     double target = std::min(seg.until, model_.rungs().NextAfter(progress));
     double needed = now_ + *pace * std::max(0.0, target - progress) * options_.reservation_margin +
                     spec_.grace_seconds;
+    // Hysteresis: extend with some headroom and shrink only by a clear margin, so a deadline moves
+    // a few times per rung rather than on every pass.
     double deadline = st.deadline_unix_seconds;
-    if (needed > deadline + options_.deadline_slack_seconds) {
+    double slack = options_.deadline_slack_seconds;
+    if (needed > deadline + slack) {
+      needed += 4 * slack;
       if (std::optional<Denial> d = ledger_.Admit(devices_ * (needed - deadline))) {
         plan_.denials.push_back(*d);
         return;
       }
-    } else if (own_pace && needed < deadline - options_.deadline_slack_seconds) {
+    } else if (own_pace && needed < deadline - 8 * slack) {
       ledger_.Release(devices_ * (deadline - needed));
     } else {
       return;

@@ -1,0 +1,107 @@
+#include "operator/adapters/prometheus/scrape_source.h"
+
+#include <httplib.h>
+
+#include <charconv>
+#include <chrono>
+#include <exception>
+#include <optional>
+#include <system_error>
+
+namespace bsw::prom {
+namespace {
+
+constexpr char kPrefix[] = "budgetsweep_trainer_";
+
+std::optional<double> ParseResource(const std::string& text) {
+  double value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+// True when the sample carries `label` with a value other than `expected`.
+bool NamesOther(const Sample& sample, const char* label, const std::string& expected) {
+  auto it = sample.labels.find(label);
+  return it != sample.labels.end() && it->second != expected;
+}
+
+}  // namespace
+
+StatusOr<TrialMetrics> TrialMetricsFromSamples(const std::vector<Sample>& samples,
+                                               const std::string& sweep, const std::string& trial,
+                                               const std::string& objective_metric) {
+  TrialMetrics metrics;
+  for (const Sample& sample : samples) {
+    std::string_view name = sample.name;
+    if (!name.starts_with(kPrefix)) continue;
+    if (NamesOther(sample, "sweep", sweep) || NamesOther(sample, "trial", trial)) continue;
+    name.remove_prefix(sizeof(kPrefix) - 1);
+    if (name == "objective") {
+      auto metric = sample.labels.find("metric");
+      if (metric == sample.labels.end() || metric->second != objective_metric) continue;
+      auto resource_label = sample.labels.find("resource");
+      std::optional<double> resource;
+      if (resource_label != sample.labels.end()) resource = ParseResource(resource_label->second);
+      if (!resource) {
+        return InvalidArgumentError("budgetsweep_trainer_objective{metric=\"" + objective_metric +
+                                    "\"} has no numeric resource label");
+      }
+      metrics.objective_by_resource[*resource] = sample.value;
+    } else if (name == "resource_completed") {
+      metrics.resource_completed = sample.value;
+    } else if (name == "loss") {
+      metrics.loss = sample.value;
+    } else if (name == "samples_per_second") {
+      metrics.samples_per_second = sample.value;
+    } else if (name == "data_wait_ratio") {
+      metrics.data_wait_ratio = sample.value;
+    } else if (name == "accelerator_utilization_ratio") {
+      metrics.accelerator_utilization_ratio = sample.value;
+    } else if (name == "diverged") {
+      metrics.diverged = sample.value == 1.0;
+    }
+  }
+  return metrics;
+}
+
+ScrapeMetricSource::ScrapeMetricSource(double timeout_seconds)
+    : timeout_seconds_(timeout_seconds) {}
+
+StatusOr<TrialMetrics> ScrapeMetricSource::Read(const std::string& sweep,
+                                                const SegmentStatus& segment,
+                                                const std::string& objective_metric) {
+  const std::string& url = segment.metrics_url;
+  if (url.empty())
+    return UnavailableError("trial " + segment.trial + " has no metrics endpoint yet");
+  size_t scheme_end = url.find("://");
+  if (scheme_end == std::string::npos) {
+    return InvalidArgumentError("metrics URL '" + url + "' has no scheme");
+  }
+  size_t path_start = url.find('/', scheme_end + 3);
+  std::string origin = url.substr(0, path_start);
+  std::string path = path_start == std::string::npos ? "/metrics" : url.substr(path_start);
+
+  try {
+    httplib::Client client(origin);
+    auto timeout = std::chrono::duration<double>(timeout_seconds_);
+    client.set_connection_timeout(timeout);
+    client.set_read_timeout(timeout);
+    httplib::Result result = client.Get(path);
+    if (!result) {
+      return UnavailableError("scraping " + url + ": " + httplib::to_string(result.error()));
+    }
+    if (result->status != 200) {
+      return UnavailableError("scraping " + url + ": HTTP " + std::to_string(result->status));
+    }
+    StatusOr<std::vector<Sample>> samples = ParseTextFormat(result->body);
+    if (!samples.ok()) {
+      return InvalidArgumentError("scraping " + url + ": " + samples.status().message());
+    }
+    return TrialMetricsFromSamples(*samples, sweep, segment.trial, objective_metric);
+  } catch (const std::exception& e) {
+    return InternalError("scraping " + url + ": " + e.what());
+  }
+}
+
+}  // namespace bsw::prom

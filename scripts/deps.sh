@@ -10,7 +10,7 @@ packages=(
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev
   googletest libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   libturbojpeg0-dev libpng-dev
-  dataset-fashion-mnist prometheus python3-torch
+  dataset-fashion-mnist
 )
 
 missing=()

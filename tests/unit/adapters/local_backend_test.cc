@@ -296,6 +296,13 @@ TEST_F(LocalBackendTest, StartIsIdempotent) {
   EXPECT_EQ(segments->size(), 1u);
 }
 
+TEST_F(LocalBackendTest, SupervisorRunsInItsOwnSessionSoCtrlCDoesNotReachIt) {
+  ASSERT_TRUE(backend_->Start(LongSpec("t-session")).ok());
+  pid_t supervisor = ReadJson(SegmentDir("t-session") / "status.json")["supervisor_pid"];
+  EXPECT_EQ(getsid(supervisor), supervisor);
+  EXPECT_NE(getsid(supervisor), getsid(0));
+}
+
 TEST_F(LocalBackendTest, NewInstanceListsStopsAndRedeadlinesSegmentsOfThePreviousOne) {
   ASSERT_TRUE(backend_->Start(LongSpec("t-a")).ok());
   ASSERT_TRUE(backend_->Start(LongSpec("t-b")).ok());

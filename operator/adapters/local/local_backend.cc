@@ -1,0 +1,463 @@
+#include "operator/adapters/local/local_backend.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <system_error>
+#include <thread>
+#include <tuple>
+
+#include "operator/adapters/local/atomic_file.h"
+#include "operator/adapters/local/loopback_port.h"
+#include "operator/adapters/local/process.h"
+#include "operator/adapters/local/segment_files.h"
+
+extern char** environ;
+
+namespace bsw::local {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr double kClaimTimeoutSeconds = 5;
+constexpr int kPortAttempts = 20;
+
+bool IsSafeName(const std::string& name) {
+  if (name.empty() || name == "." || name == "..") return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_' || c == '.';
+  });
+}
+
+Status CheckSegmentName(const std::string& trial, int segment) {
+  if (!IsSafeName(trial)) {
+    return InvalidArgumentError("trial name '" + trial +
+                                "' must be non-empty and use only letters, digits, '-', '_', '.'");
+  }
+  if (segment < 0) return InvalidArgumentError("segment must be >= 0");
+  return OkStatus();
+}
+
+std::string FormatG(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", value);
+  return text;
+}
+
+template <typename T>
+bool ParsesFully(const std::string& text, T* value) {
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *value);
+  return !text.empty() && ec == std::errc() && end == text.data() + text.size();
+}
+
+// BUDGETSWEEP_PARAMS: name -> value, with values that read as numbers written as JSON numbers.
+std::string ParamsJson(const std::vector<std::pair<std::string, std::string>>& params) {
+  nlohmann::json object = nlohmann::json::object();
+  for (const auto& [name, value] : params) {
+    std::int64_t integer = 0;
+    double real = 0;
+    if (ParsesFully(value, &integer)) {
+      object[name] = integer;
+    } else if (ParsesFully(value, &real) && std::isfinite(real)) {
+      object[name] = real;
+    } else {
+      object[name] = value;
+    }
+  }
+  return object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// The trainer's environment: the runner's, then spec.env, then the contract, later ones winning.
+// With `manage_gpus`, CUDA_VISIBLE_DEVICES is the backend's: `gpus`, or unset for a CPU trial.
+std::vector<std::string> TrainerEnvironment(const SegmentSpec& spec, const fs::path& checkpoint_dir,
+                                            int port, bool manage_gpus,
+                                            const std::vector<int>& gpus) {
+  std::map<std::string, std::string> env;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    std::string_view var = *entry;
+    size_t eq = var.find('=');
+    if (eq != std::string_view::npos) env[std::string(var.substr(0, eq))] = var.substr(eq + 1);
+  }
+  for (const auto& [name, value] : spec.env) env[name] = value;
+  std::string milestones;
+  for (double milestone : spec.milestones) {
+    milestones += (milestones.empty() ? "" : ",") + FormatG(milestone);
+  }
+  env["BUDGETSWEEP_SWEEP"] = spec.sweep;
+  env["BUDGETSWEEP_TRIAL"] = spec.trial;
+  env["BUDGETSWEEP_PARAMS"] = ParamsJson(spec.params);
+  env["BUDGETSWEEP_MILESTONES"] = milestones;
+  env["BUDGETSWEEP_UNTIL"] = FormatG(spec.until_resource);
+  env["BUDGETSWEEP_MAX_RESOURCE"] = FormatG(spec.max_resource);
+  env["BUDGETSWEEP_CHECKPOINT_DIR"] = checkpoint_dir.string();
+  env["BUDGETSWEEP_METRICS_PORT"] = std::to_string(port);
+  env["BUDGETSWEEP_METRICS_HOST"] = "127.0.0.1";
+  if (!gpus.empty()) {
+    std::string devices;
+    for (int gpu : gpus) devices += (devices.empty() ? "" : ",") + std::to_string(gpu);
+    env["CUDA_VISIBLE_DEVICES"] = devices;
+  } else if (manage_gpus) {
+    env.erase("CUDA_VISIBLE_DEVICES");
+  }
+  std::vector<std::string> vars;
+  for (const auto& [name, value] : env) vars.push_back(name + "=" + value);
+  return vars;
+}
+
+// What is on disk for one segment directory.
+struct Observed {
+  std::string trial;
+  int segment = 0;
+  SegmentFiles files;
+  std::optional<SegmentStatus> finished;  // from the cache; then launch and status are not read
+  std::optional<LaunchRecord> launch;
+  std::optional<StatusRecord> status;
+
+  // Pending or running: holds its GPUs and metrics port.
+  bool Active() const {
+    if (finished) return false;
+    return status ? status->state == SegmentState::kRunning : launch.has_value();
+  }
+};
+
+template <typename T>
+Status Keep(StatusOr<T> record, std::optional<T>* into) {
+  if (record.ok()) {
+    *into = std::move(record).value();
+    return OkStatus();
+  }
+  return record.status().code() == StatusCode::kNotFound ? OkStatus() : record.status();
+}
+
+// The entries of `dir`. Never throws, unlike iterating a std::filesystem::directory_iterator.
+StatusOr<std::vector<fs::path>> ListDirectory(const fs::path& dir) {
+  std::vector<fs::path> entries;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    entries.push_back(it->path());
+  }
+  if (ec) return InternalError("cannot list " + dir.string() + ": " + ec.message());
+  return entries;
+}
+
+// Every segment directory under `trials_dir`, sorted by trial and segment. Those in `finished`
+// are taken from it; the records of the others are read.
+StatusOr<std::vector<Observed>> Scan(const fs::path& trials_dir,
+                                     const std::map<fs::path, SegmentStatus>& finished) {
+  StatusOr<std::vector<fs::path>> trial_dirs = ListDirectory(trials_dir);
+  if (!trial_dirs.ok()) return trial_dirs.status();
+  std::vector<Observed> segments;
+  for (const fs::path& trial_dir : *trial_dirs) {
+    StatusOr<std::vector<fs::path>> segment_dirs = ListDirectory(trial_dir);
+    if (!segment_dirs.ok()) continue;  // not a directory, or removed meanwhile
+    for (const fs::path& dir : *segment_dirs) {
+      std::string name = dir.filename().string();
+      Observed observed;
+      if (!name.starts_with("seg-") || !ParsesFully(name.substr(4), &observed.segment)) continue;
+      observed.trial = trial_dir.filename().string();
+      observed.files = SegmentFiles{dir};
+      if (auto it = finished.find(dir); it != finished.end()) {
+        observed.finished = it->second;
+        segments.push_back(std::move(observed));
+        continue;
+      }
+      if (Status s = Keep(ReadLaunchRecord(observed.files), &observed.launch); !s.ok()) return s;
+      if (Status s = Keep(ReadStatusRecord(observed.files), &observed.status); !s.ok()) return s;
+      if (observed.launch || observed.status) segments.push_back(std::move(observed));
+    }
+  }
+  std::sort(segments.begin(), segments.end(), [](const Observed& a, const Observed& b) {
+    return std::tie(a.trial, a.segment) < std::tie(b.trial, b.segment);
+  });
+  return segments;
+}
+
+// Settles a running record whose supervisor is gone: Failed, Lost, finished one heartbeat
+// interval after its last heartbeat (the latest it can have ended). Persisted, so it is final.
+Status SettleIfLost(const SegmentFiles& files, StatusRecord* status) {
+  if (status->state != SegmentState::kRunning ||
+      IsSameProcessRunning(status->supervisor_pid, status->supervisor_start_ticks)) {
+    return OkStatus();
+  }
+  // The supervisor may have written its final status between our read and its exit.
+  StatusOr<StatusRecord> reread = ReadStatusRecord(files);
+  if (!reread.ok()) return reread.status();
+  *status = std::move(reread).value();
+  if (status->state != SegmentState::kRunning) return OkStatus();
+
+  double finished = status->heartbeat_unix_seconds + status->heartbeat_interval_seconds;
+  if (status->trainer_pid > 0 &&
+      IsSameProcessRunning(status->trainer_pid, status->trainer_start_ticks)) {
+    // PR_SET_PDEATHSIG should have killed it already; make sure, and charge until now.
+    kill(-status->trainer_pid, SIGKILL);
+    finished = std::max(finished, NowUnixSeconds());
+  }
+  status->state = SegmentState::kFailed;
+  status->reason = "Lost";
+  status->finished_unix_seconds = finished;
+  return WriteFileAtomically(files.status(), ToJson(*status));
+}
+
+StatusOr<SegmentStatus> ToSegmentStatus(Observed& observed) {
+  SegmentStatus segment;
+  segment.trial = observed.trial;
+  segment.segment = observed.segment;
+  StatusOr<double> deadline = ReadDeadline(observed.files);
+  if (!observed.status) {
+    segment.state = SegmentState::kPending;
+    segment.devices = observed.launch->devices;
+    segment.metrics_url = observed.launch->metrics_url;
+    segment.deadline_unix_seconds = deadline.ok() ? *deadline : 0;
+    return segment;
+  }
+  StatusRecord& status = *observed.status;
+  if (Status settled = SettleIfLost(observed.files, &status); !settled.ok()) return settled;
+  segment.state = status.state;
+  segment.started_unix_seconds = status.started_unix_seconds;
+  segment.finished_unix_seconds = status.finished_unix_seconds;
+  segment.exit_code = status.exit_code;
+  segment.reason = status.reason;
+  segment.devices = status.devices;
+  segment.metrics_url = status.metrics_url;
+  bool running = status.state == SegmentState::kRunning;
+  segment.deadline_unix_seconds =
+      running && deadline.ok() ? *deadline : status.deadline_unix_seconds;
+  return segment;
+}
+
+}  // namespace
+
+int DetectGpuCount(const fs::path& dev_dir) {
+  StatusOr<std::vector<fs::path>> entries = ListDirectory(dev_dir);
+  if (!entries.ok()) return 0;
+  return static_cast<int>(std::count_if(entries->begin(), entries->end(), [](const fs::path& p) {
+    std::string name = p.filename().string();
+    int index = 0;
+    return name.starts_with("nvidia") && ParsesFully(name.substr(6), &index);
+  }));
+}
+
+StatusOr<std::unique_ptr<LocalBackend>> LocalBackend::Create(LocalBackendOptions options) {
+  if (options.state_dir.empty()) return InvalidArgumentError("state_dir must be set");
+  if (options.supervisor_command.empty()) {
+    return InvalidArgumentError(
+        "supervisor_command must name the program that runs the supervisor");
+  }
+  if (options.gpu_count < 0) return InvalidArgumentError("gpu_count must be >= 0");
+  if (!(options.heartbeat_interval_seconds > 0)) {
+    return InvalidArgumentError("heartbeat_interval_seconds must be > 0");
+  }
+  std::error_code ec;
+  options.state_dir = fs::absolute(options.state_dir, ec);
+  if (!ec) fs::create_directories(options.state_dir / "trials", ec);
+  if (ec) return InternalError("cannot create " + options.state_dir.string() + ": " + ec.message());
+  return std::unique_ptr<LocalBackend>(new LocalBackend(std::move(options)));
+}
+
+LocalBackend::LocalBackend(LocalBackendOptions options) : options_(std::move(options)) {}
+
+fs::path LocalBackend::SegmentDir(const std::string& trial, int segment) const {
+  return options_.state_dir / "trials" / trial / ("seg-" + std::to_string(segment));
+}
+
+Status LocalBackend::Start(const SegmentSpec& spec) {
+  if (Status valid = CheckSegmentName(spec.trial, spec.segment); !valid.ok()) return valid;
+  if (spec.command.empty()) return InvalidArgumentError("trial " + spec.trial + " has no command");
+  if (!(spec.deadline_unix_seconds > 0)) {
+    return InvalidArgumentError("trial " + spec.trial + " has no deadline");
+  }
+  if (!(spec.grace_seconds >= 0)) return InvalidArgumentError("grace_seconds must be >= 0");
+
+  std::lock_guard<std::mutex> lock(mutex_);
+  SegmentFiles files{SegmentDir(spec.trial, spec.segment)};
+  std::error_code ec;
+  if (fs::exists(files.status(), ec)) return OkStatus();
+
+  StatusOr<std::vector<Observed>> segments = Scan(options_.state_dir / "trials", finished_);
+  if (!segments.ok()) return segments.status();
+  std::set<int> busy_gpus;
+  std::set<int> busy_ports;
+  for (const Observed& observed : *segments) {
+    if (!observed.Active() || !observed.launch) continue;
+    busy_gpus.insert(observed.launch->gpus.begin(), observed.launch->gpus.end());
+    busy_ports.insert(observed.launch->metrics_port);
+  }
+
+  std::vector<int> gpus;
+  if (options_.gpu_count > 0) {
+    for (int gpu = 0; gpu < options_.gpu_count && static_cast<int>(gpus.size()) < spec.devices;
+         ++gpu) {
+      if (!busy_gpus.contains(gpu)) gpus.push_back(gpu);
+    }
+    if (static_cast<int>(gpus.size()) < spec.devices) {
+      return Status(StatusCode::kResourceExhausted,
+                    "trial " + spec.trial + " needs " + std::to_string(spec.devices) + " GPUs; " +
+                        std::to_string(gpus.size()) + " of " + std::to_string(options_.gpu_count) +
+                        " are free");
+    }
+  }
+  int port = 0;
+  for (int attempt = 0; attempt < kPortAttempts && (port == 0 || busy_ports.contains(port));
+       ++attempt) {
+    StatusOr<int> picked = PickFreeLoopbackPort();
+    if (!picked.ok()) return picked.status();
+    port = *picked;
+  }
+
+  fs::path checkpoint_dir = options_.state_dir / "trials" / spec.trial / "checkpoint";
+  fs::create_directories(files.dir, ec);
+  if (!ec) fs::create_directories(checkpoint_dir, ec);
+  if (ec) return InternalError("cannot create " + files.dir.string() + ": " + ec.message());
+
+  LaunchRecord launch;
+  launch.trial = spec.trial;
+  launch.segment = spec.segment;
+  launch.argv = spec.command;
+  for (const auto& [name, value] : spec.params) launch.argv.push_back("--" + name + "=" + value);
+  launch.env = TrainerEnvironment(spec, checkpoint_dir, port, options_.gpu_count > 0, gpus);
+  launch.grace_seconds = spec.grace_seconds;
+  launch.devices = spec.devices;
+  launch.gpus = gpus;
+  launch.metrics_port = port;
+  launch.metrics_url = "http://127.0.0.1:" + std::to_string(port) + "/metrics";
+  launch.heartbeat_interval_seconds = options_.heartbeat_interval_seconds;
+  if (Status s = WriteDeadline(files, spec.deadline_unix_seconds); !s.ok()) return s;
+  if (Status s = WriteFileAtomically(files.launch(), ToJson(launch)); !s.ok()) return s;
+  return SpawnSupervisor(files.dir);
+}
+
+Status LocalBackend::SpawnSupervisor(const fs::path& segment_dir) {
+  SegmentFiles files{segment_dir};
+  std::vector<std::string> args = options_.supervisor_command;
+  args.push_back(segment_dir.string());
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  std::string log_path = files.supervisor_log().string();
+
+  // The child reports a failed exec through this pipe; a successful exec closes it.
+  int exec_errors[2];
+  if (pipe2(exec_errors, O_CLOEXEC) != 0) {
+    return InternalError(std::string("pipe: ") + std::strerror(errno));
+  }
+  pid_t pid = fork();
+  if (pid == 0) {
+    // The runner may be multi-threaded: only async-signal-safe calls until exec.
+    setsid();
+    int null_fd = open("/dev/null", O_RDONLY);
+    int log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (null_fd >= 0 && log_fd >= 0) {
+      dup2(null_fd, STDIN_FILENO);
+      dup2(log_fd, STDOUT_FILENO);
+      dup2(log_fd, STDERR_FILENO);
+      execv(argv[0], argv.data());
+    }
+    int exec_errno = errno;
+    ssize_t ignored = write(exec_errors[1], &exec_errno, sizeof(exec_errno));
+    (void)ignored;
+    _exit(127);
+  }
+  int fork_errno = errno;
+  close(exec_errors[1]);
+  if (pid < 0) {
+    close(exec_errors[0]);
+    return InternalError(std::string("fork: ") + std::strerror(fork_errno));
+  }
+  int exec_errno = 0;
+  ssize_t n;
+  do {
+    n = read(exec_errors[0], &exec_errno, sizeof(exec_errno));
+  } while (n < 0 && errno == EINTR);
+  close(exec_errors[0]);
+  if (n == static_cast<ssize_t>(sizeof(exec_errno))) {
+    waitpid(pid, nullptr, 0);
+    return InternalError("cannot run supervisor " + args[0] + ": " + std::strerror(exec_errno));
+  }
+  supervisors_.insert(pid);
+
+  auto give_up =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(kClaimTimeoutSeconds);
+  std::error_code ec;
+  while (std::chrono::steady_clock::now() < give_up) {
+    if (fs::exists(files.status(), ec)) return OkStatus();
+    if (waitpid(pid, nullptr, WNOHANG) == pid) {
+      supervisors_.erase(pid);
+      if (fs::exists(files.status(), ec)) return OkStatus();
+      StatusOr<std::string> log = ReadFile(files.supervisor_log());
+      return InternalError("the supervisor of " + segment_dir.string() +
+                           " exited before starting the trainer: " + (log.ok() ? *log : ""));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return OkStatus();  // still starting: List shows it Pending until it claims the segment
+}
+
+void LocalBackend::ReapSupervisors() {
+  for (auto it = supervisors_.begin(); it != supervisors_.end();) {
+    it = waitpid(*it, nullptr, WNOHANG) == 0 ? std::next(it) : supervisors_.erase(it);
+  }
+}
+
+Status LocalBackend::Stop(const std::string& trial, int segment) {
+  if (Status valid = CheckSegmentName(trial, segment); !valid.ok()) return valid;
+  std::lock_guard<std::mutex> lock(mutex_);
+  SegmentFiles files{SegmentDir(trial, segment)};
+  StatusOr<StatusRecord> status = ReadStatusRecord(files);
+  std::error_code ec;
+  if (status.status().code() == StatusCode::kNotFound && !fs::exists(files.launch(), ec)) {
+    return NotFoundError("no segment " + std::to_string(segment) + " of trial " + trial);
+  }
+  if (status.ok() && status->state != SegmentState::kRunning) return OkStatus();
+  if (Status s = WriteFileAtomically(files.stop(), "stop\n"); !s.ok()) return s;
+  if (status.ok() && IsSameProcessRunning(status->supervisor_pid, status->supervisor_start_ticks)) {
+    kill(status->supervisor_pid, SIGTERM);
+  }
+  return OkStatus();
+}
+
+Status LocalBackend::SetDeadline(const std::string& trial, int segment,
+                                 double deadline_unix_seconds) {
+  if (Status valid = CheckSegmentName(trial, segment); !valid.ok()) return valid;
+  if (!(deadline_unix_seconds > 0)) return InvalidArgumentError("the deadline must be > 0");
+  std::lock_guard<std::mutex> lock(mutex_);
+  SegmentFiles files{SegmentDir(trial, segment)};
+  std::error_code ec;
+  if (!fs::exists(files.launch(), ec)) {
+    return NotFoundError("no segment " + std::to_string(segment) + " of trial " + trial);
+  }
+  return WriteDeadline(files, deadline_unix_seconds);
+}
+
+StatusOr<std::vector<SegmentStatus>> LocalBackend::List() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ReapSupervisors();
+  StatusOr<std::vector<Observed>> segments = Scan(options_.state_dir / "trials", finished_);
+  if (!segments.ok()) return segments.status();
+  std::vector<SegmentStatus> result;
+  for (Observed& observed : *segments) {
+    if (observed.finished) {
+      result.push_back(*observed.finished);
+      continue;
+    }
+    StatusOr<SegmentStatus> segment = ToSegmentStatus(observed);
+    if (!segment.ok()) return segment.status();
+    if (segment->finished_unix_seconds) finished_[observed.files.dir] = *segment;
+    result.push_back(std::move(segment).value());
+  }
+  return result;
+}
+
+}  // namespace bsw::local

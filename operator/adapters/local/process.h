@@ -1,0 +1,24 @@
+#ifndef BSW_ADAPTERS_LOCAL_PROCESS_H_
+#define BSW_ADAPTERS_LOCAL_PROCESS_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+
+namespace bsw::local {
+
+// CLOCK_REALTIME as seconds since the Unix epoch: the clock of every time the backend records.
+double NowUnixSeconds();
+
+// The start time of process `pid` in clock ticks since boot (field 22 of /proc/<pid>/stat), or
+// nullopt when no such process runs. A zombie counts as not running. Together with the pid it
+// identifies one process: a reused pid has a different start time.
+std::optional<std::uint64_t> RunningProcessStartTicks(pid_t pid);
+
+// True when `pid` is still the process that started at `start_ticks`, and has not exited.
+bool IsSameProcessRunning(pid_t pid, std::uint64_t start_ticks);
+
+}  // namespace bsw::local
+
+#endif  // BSW_ADAPTERS_LOCAL_PROCESS_H_

@@ -1,0 +1,253 @@
+#include "operator/adapters/local/supervisor.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "operator/adapters/local/atomic_file.h"
+#include "operator/adapters/local/process.h"
+#include "operator/adapters/local/segment_files.h"
+
+namespace bsw::local {
+namespace {
+
+// The deadline and stop files are re-read at least this often.
+constexpr double kPollSeconds = 0.1;
+constexpr char kStopped[] = "Stopped";
+constexpr char kDeadlineExceeded[] = "DeadlineExceeded";
+
+// The runner's descriptors (sockets, files) must not leak into trainers and keep ports bound.
+void CloseInheritedDescriptors() {
+  if (close_range(3, ~0U, 0) == 0) return;
+  long max_fd = std::min(sysconf(_SC_OPEN_MAX), 65536L);
+  for (int fd = 3; fd < max_fd; ++fd) close(fd);
+}
+
+// Restores default dispositions (the runner may ignore SIGPIPE or SIGCHLD, and that would be
+// inherited) and blocks exactly the signals the supervisor takes with sigtimedwait.
+sigset_t TakeOverSignals() {
+  for (int signal_number = 1; signal_number < NSIG; ++signal_number) {
+    if (signal_number != SIGKILL && signal_number != SIGSTOP) signal(signal_number, SIG_DFL);
+  }
+  sigset_t waited;
+  sigemptyset(&waited);
+  sigaddset(&waited, SIGTERM);
+  sigaddset(&waited, SIGINT);
+  sigaddset(&waited, SIGCHLD);
+  sigprocmask(SIG_SETMASK, &waited, nullptr);
+  return waited;
+}
+
+timespec ToTimespec(double seconds) {
+  timespec ts{};
+  ts.tv_sec = static_cast<time_t>(seconds);
+  ts.tv_nsec = static_cast<long>((seconds - static_cast<double>(ts.tv_sec)) * 1e9);
+  return ts;
+}
+
+std::vector<char*> CStrings(std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  for (std::string& s : strings) pointers.push_back(s.data());
+  pointers.push_back(nullptr);
+  return pointers;
+}
+
+class Supervisor {
+ public:
+  explicit Supervisor(SegmentFiles files) : files_(std::move(files)) {}
+
+  Status Run() {
+    waited_ = TakeOverSignals();
+    StatusOr<LaunchRecord> launch = ReadLaunchRecord(files_);
+    if (!launch.ok()) return launch.status();
+    launch_ = std::move(launch).value();
+    StatusOr<double> deadline = ReadDeadline(files_);
+    if (!deadline.ok()) return deadline.status();
+
+    status_.trial = launch_.trial;
+    status_.segment = launch_.segment;
+    status_.devices = launch_.devices;
+    status_.gpus = launch_.gpus;
+    status_.metrics_url = launch_.metrics_url;
+    status_.heartbeat_interval_seconds = launch_.heartbeat_interval_seconds;
+    status_.supervisor_pid = getpid();
+    status_.supervisor_start_ticks = RunningProcessStartTicks(getpid()).value_or(0);
+    status_.deadline_unix_seconds = *deadline;
+    status_.started_unix_seconds = status_.heartbeat_unix_seconds = NowUnixSeconds();
+    Status claimed = CreateFileExclusively(files_.status(), ToJson(status_));
+    if (claimed.code() == StatusCode::kAlreadyExists) {
+      std::fprintf(stderr, "segment %s is already supervised; exiting\n", files_.dir.c_str());
+      return OkStatus();
+    }
+    if (!claimed.ok()) return claimed;
+
+    // Claimed: from here on every path ends in a final status.
+    if (StopRequested()) {
+      stop_reason_ = kStopped;
+      return Finish();
+    }
+    if (Status spawned = SpawnTrainer(); !spawned.ok()) {
+      std::fprintf(stderr, "%s\n", spawned.message().c_str());
+      return Finish();  // Failed, Error
+    }
+    WriteStatusOrLog();
+    Supervise();
+    return Finish();
+  }
+
+ private:
+  bool StopRequested() const {
+    std::error_code ec;
+    return std::filesystem::exists(files_.stop(), ec);
+  }
+
+  Status SpawnTrainer() {
+    int log_fd =
+        open(files_.trainer_log().c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (log_fd < 0 || null_fd < 0) {
+      return InternalError("cannot open " + files_.trainer_log().string() + ": " +
+                           std::strerror(errno));
+    }
+    std::vector<char*> argv = CStrings(launch_.argv);
+    std::vector<char*> envp = CStrings(launch_.env);
+    pid_t supervisor = getpid();
+    pid_t pid = fork();
+    if (pid == 0) {
+      // The supervisor is single-threaded, so the child may call anything before exec.
+      setpgid(0, 0);
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != supervisor) _exit(128 + SIGKILL);  // it died before the prctl took hold
+      dup2(null_fd, STDIN_FILENO);
+      dup2(log_fd, STDOUT_FILENO);
+      dup2(log_fd, STDERR_FILENO);
+      sigset_t none;
+      sigemptyset(&none);
+      sigprocmask(SIG_SETMASK, &none, nullptr);
+      execvpe(argv[0], argv.data(), envp.data());
+      std::fprintf(stderr, "budgetsweep: cannot run %s: %s\n", argv[0], std::strerror(errno));
+      _exit(127);
+    }
+    int fork_errno = errno;
+    close(log_fd);
+    close(null_fd);
+    if (pid < 0) return InternalError(std::string("fork: ") + std::strerror(fork_errno));
+    setpgid(pid, pid);  // also here, so that no signal can reach the group before it exists
+    status_.trainer_pid = pid;
+    status_.trainer_start_ticks = RunningProcessStartTicks(pid).value_or(0);
+    return OkStatus();
+  }
+
+  // Waits for the trainer's exit while enforcing the deadline and stop requests.
+  void Supervise() {
+    const double interval = launch_.heartbeat_interval_seconds;
+    double next_heartbeat = status_.heartbeat_unix_seconds + interval / 2;
+    while (!ReapTrainer()) {
+      double now = NowUnixSeconds();
+      if (StatusOr<double> deadline = ReadDeadline(files_); deadline.ok()) {
+        status_.deadline_unix_seconds = *deadline;
+      }
+      const double deadline = status_.deadline_unix_seconds;
+      if (StopRequested()) Terminate(kStopped, now + launch_.grace_seconds);
+      if (now >= deadline - launch_.grace_seconds) Terminate(kDeadlineExceeded, deadline);
+      if (!killed_ && now >= kill_at_) {
+        kill(-status_.trainer_pid, SIGKILL);
+        killed_ = true;
+      }
+      if (now >= next_heartbeat) {
+        status_.heartbeat_unix_seconds = now;
+        WriteStatusOrLog();
+        next_heartbeat = now + interval / 2;
+      }
+
+      double wake = std::min(next_heartbeat, now + kPollSeconds);
+      if (stop_reason_.empty()) wake = std::min(wake, deadline - launch_.grace_seconds);
+      if (!killed_) wake = std::min(wake, kill_at_);
+      timespec timeout = ToTimespec(std::max(wake - now, 0.001));
+      int signal_number = sigtimedwait(&waited_, nullptr, &timeout);
+      if (signal_number == SIGTERM || signal_number == SIGINT) {
+        Terminate(kStopped, NowUnixSeconds() + launch_.grace_seconds);
+      }
+    }
+  }
+
+  // Sends SIGTERM once, records why, and brings the SIGKILL forward to `kill_at` if earlier.
+  void Terminate(const char* reason, double kill_at) {
+    if (stop_reason_.empty()) {
+      stop_reason_ = reason;
+      kill(-status_.trainer_pid, SIGTERM);
+    }
+    kill_at_ = std::min(kill_at_, kill_at);
+  }
+
+  // True once the trainer has exited; records its exit code.
+  bool ReapTrainer() {
+    int wait_status = 0;
+    pid_t pid = waitpid(status_.trainer_pid, &wait_status, WNOHANG);
+    if (pid == 0 || (pid < 0 && errno == EINTR)) return false;
+    if (pid == status_.trainer_pid) {
+      status_.exit_code =
+          WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
+    }
+    return true;
+  }
+
+  Status Finish() {
+    status_.finished_unix_seconds = NowUnixSeconds();
+    status_.heartbeat_unix_seconds = *status_.finished_unix_seconds;
+    if (status_.trainer_pid > 0) kill(-status_.trainer_pid, SIGKILL);  // its leftover children
+    if (!stop_reason_.empty()) {
+      status_.state = SegmentState::kFailed;
+      status_.reason = stop_reason_;
+    } else if (status_.exit_code == 0) {
+      status_.state = SegmentState::kSucceeded;
+    } else {
+      status_.state = SegmentState::kFailed;
+      status_.reason = "Error";
+    }
+    return WriteFileAtomically(files_.status(), ToJson(status_));
+  }
+
+  void WriteStatusOrLog() {
+    Status written = WriteFileAtomically(files_.status(), ToJson(status_));
+    if (!written.ok()) std::fprintf(stderr, "%s\n", written.message().c_str());
+  }
+
+  SegmentFiles files_;
+  LaunchRecord launch_;
+  StatusRecord status_;
+  sigset_t waited_{};
+  std::string stop_reason_;
+  double kill_at_ = std::numeric_limits<double>::infinity();
+  bool killed_ = false;
+};
+
+}  // namespace
+
+int RunSupervisor(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s SEGMENT_DIR\n", argc > 0 ? argv[0] : "supervisor");
+    return 2;
+  }
+  CloseInheritedDescriptors();
+  Supervisor supervisor(SegmentFiles{argv[argc - 1]});
+  Status status = supervisor.Run();
+  if (!status.ok()) {
+    std::fprintf(stderr, "budgetsweep supervisor: %s\n", status.message().c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace bsw::local

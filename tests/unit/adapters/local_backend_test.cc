@@ -1,0 +1,404 @@
+// LocalBackend with real supervisor and curve-trainer processes, in real time.
+
+#include "operator/adapters/local/local_backend.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "operator/adapters/local/process.h"
+#include "operator/adapters/prometheus/scrape_source.h"
+
+namespace bsw::local {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr double kHeartbeatSeconds = 0.5;
+// Slack for scheduling on a loaded machine when comparing recorded times with expectations.
+constexpr double kSlackSeconds = 0.3;
+
+nlohmann::json ReadJson(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+}
+
+class LocalBackendTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = ::testing::TempDir() + "local-backend-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    state_dir_ = pattern;
+    backend_ = MakeBackend();
+  }
+
+  // Leaves no process behind, whatever the test did.
+  void TearDown() override {
+    if (backend_ == nullptr) backend_ = MakeBackend();
+    StatusOr<std::vector<SegmentStatus>> segments = backend_->List();
+    ASSERT_TRUE(segments.ok());
+    for (const SegmentStatus& segment : *segments) {
+      if (segment.state != SegmentState::kRunning) continue;
+      EXPECT_TRUE(backend_->Stop(segment.trial, segment.segment).ok());
+      WaitFinished(segment.trial, segment.segment);
+    }
+    fs::remove_all(state_dir_);
+  }
+
+  std::unique_ptr<LocalBackend> MakeBackend(int gpu_count = 0) {
+    LocalBackendOptions options;
+    options.state_dir = state_dir_;
+    options.supervisor_command = {BSW_SUPERVISOR_PATH};
+    options.gpu_count = gpu_count;
+    options.heartbeat_interval_seconds = kHeartbeatSeconds;
+    StatusOr<std::unique_ptr<LocalBackend>> backend = LocalBackend::Create(options);
+    EXPECT_TRUE(backend.ok()) << backend.status().message();
+    return backend.ok() ? std::move(backend).value() : nullptr;
+  }
+
+  // A segment of the fixture that runs `epochs` epochs of 0.05 s, then lingers 0.5 s.
+  static SegmentSpec Spec(const std::string& trial, double epochs = 3,
+                          std::vector<std::string> extra_args = {}) {
+    SegmentSpec spec;
+    spec.sweep = "sweep";
+    spec.trial = trial;
+    spec.command = {BSW_CURVE_TRAINER_PATH, "--seconds-per-epoch=0.05"};
+    spec.command.insert(spec.command.end(), extra_args.begin(), extra_args.end());
+    spec.max_resource = epochs;
+    spec.until_resource = epochs;
+    spec.milestones = {1, 3, 9};
+    spec.deadline_unix_seconds = NowUnixSeconds() + 60;
+    spec.grace_seconds = 0.5;
+    return spec;
+  }
+
+  static SegmentSpec LongSpec(const std::string& trial, std::vector<std::string> extra_args = {}) {
+    return Spec(trial, 100000, std::move(extra_args));
+  }
+
+  SegmentStatus Get(const std::string& trial, int segment = 0) {
+    StatusOr<std::vector<SegmentStatus>> segments = backend_->List();
+    EXPECT_TRUE(segments.ok()) << segments.status().message();
+    if (segments.ok()) {
+      for (const SegmentStatus& s : *segments) {
+        if (s.trial == trial && s.segment == segment) return s;
+      }
+    }
+    ADD_FAILURE() << "no segment " << segment << " of " << trial;
+    return {};
+  }
+
+  SegmentStatus WaitFinished(const std::string& trial, int segment = 0, double timeout = 5) {
+    auto give_up = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
+    SegmentStatus status = Get(trial, segment);
+    while (status.state == SegmentState::kRunning && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      status = Get(trial, segment);
+    }
+    EXPECT_NE(status.state, SegmentState::kRunning) << trial << " did not finish in time";
+    return status;
+  }
+
+  // Waits until the segment's trainer answers on its metrics endpoint.
+  void WaitServing(const std::string& trial) {
+    prom::ScrapeMetricSource source(0.5);
+    auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    while (!source.Read("sweep", Get(trial), "validation_accuracy").ok()) {
+      ASSERT_LT(std::chrono::steady_clock::now(), give_up) << trial << " never served metrics";
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+
+  fs::path SegmentDir(const std::string& trial, int segment = 0) const {
+    return state_dir_ / "trials" / trial / ("seg-" + std::to_string(segment));
+  }
+
+  fs::path state_dir_;
+  std::unique_ptr<LocalBackend> backend_;
+};
+
+TEST_F(LocalBackendTest, RunsSegmentToSuccessWithRealTimes) {
+  double before = NowUnixSeconds();
+  ASSERT_TRUE(backend_->Start(Spec("t1")).ok());
+
+  SegmentStatus running = Get("t1");
+  EXPECT_EQ(running.state, SegmentState::kRunning);
+  ASSERT_TRUE(running.started_unix_seconds.has_value());
+  EXPECT_GE(*running.started_unix_seconds, before);
+  EXPECT_LE(*running.started_unix_seconds, NowUnixSeconds());
+  EXPECT_THAT(running.metrics_url, ::testing::StartsWith("http://127.0.0.1:"));
+
+  SegmentStatus done = WaitFinished("t1");
+  double after = NowUnixSeconds();
+  EXPECT_EQ(done.state, SegmentState::kSucceeded);
+  EXPECT_EQ(done.exit_code, 0);
+  EXPECT_EQ(done.reason, "");
+  ASSERT_TRUE(done.finished_unix_seconds.has_value());
+  // 3 epochs of 0.05 s plus 0.5 s of lingering metrics.
+  EXPECT_GE(*done.finished_unix_seconds - *done.started_unix_seconds, 0.65);
+  EXPECT_LE(*done.finished_unix_seconds, after);
+}
+
+TEST_F(LocalBackendTest, DeliversTheEnvContractAndParameters) {
+  setenv("BSW_TEST_RUNNER_VAR", "from-runner", 1);
+  fs::path dump = state_dir_ / "env.json";
+  SegmentSpec spec = Spec("t-env", 9, {"--dump-env-to=" + dump.string()});
+  spec.until_resource = 1;
+  spec.params = {{"lr", "0.003"}, {"batch-size", "128"}, {"optimizer", "adamw"}};
+  spec.env = {{"EXTRA", "x"}};
+  ASSERT_TRUE(backend_->Start(spec).ok());
+  SegmentStatus done = WaitFinished("t-env");
+  EXPECT_EQ(done.state, SegmentState::kSucceeded);
+
+  nlohmann::json dumped = ReadJson(dump);
+  ASSERT_TRUE(dumped.is_object());
+  EXPECT_THAT(dumped["argv"].get<std::vector<std::string>>(),
+              ElementsAre(BSW_CURVE_TRAINER_PATH, "--seconds-per-epoch=0.05",
+                          "--dump-env-to=" + dump.string(), "--lr=0.003", "--batch-size=128",
+                          "--optimizer=adamw"));
+  const nlohmann::json& env = dumped["env"];
+  EXPECT_EQ(env["BSW_TEST_RUNNER_VAR"], "from-runner");
+  EXPECT_EQ(env["EXTRA"], "x");
+  EXPECT_EQ(env["BUDGETSWEEP_SWEEP"], "sweep");
+  EXPECT_EQ(env["BUDGETSWEEP_TRIAL"], "t-env");
+  EXPECT_EQ(nlohmann::json::parse(env["BUDGETSWEEP_PARAMS"].get<std::string>()),
+            (nlohmann::json{{"lr", 0.003}, {"batch-size", 128}, {"optimizer", "adamw"}}));
+  EXPECT_EQ(env["BUDGETSWEEP_MILESTONES"], "1,3,9");
+  EXPECT_EQ(env["BUDGETSWEEP_UNTIL"], "1");
+  EXPECT_EQ(env["BUDGETSWEEP_MAX_RESOURCE"], "9");
+  EXPECT_EQ(env["BUDGETSWEEP_CHECKPOINT_DIR"], (state_dir_ / "trials/t-env/checkpoint").string());
+  EXPECT_EQ(env["BUDGETSWEEP_METRICS_HOST"], "127.0.0.1");
+  EXPECT_EQ(done.metrics_url,
+            "http://127.0.0.1:" + env["BUDGETSWEEP_METRICS_PORT"].get<std::string>() + "/metrics");
+  EXPECT_FALSE(env.contains("CUDA_VISIBLE_DEVICES"));
+  // The fixture honoured UNTIL and checkpointed into the trial's checkpoint directory.
+  std::ifstream checkpoint(state_dir_ / "trials/t-env/checkpoint/curve-trainer.epoch");
+  int epochs = 0;
+  checkpoint >> epochs;
+  EXPECT_EQ(epochs, 1);
+}
+
+TEST_F(LocalBackendTest, RunningSegmentIsScrapedThroughItsMetricsUrl) {
+  ASSERT_TRUE(backend_->Start(LongSpec("t-scrape")).ok());
+  prom::ScrapeMetricSource source(0.5);
+  auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  TrialMetrics metrics;
+  while (std::chrono::steady_clock::now() < give_up) {
+    StatusOr<TrialMetrics> read = source.Read("sweep", Get("t-scrape"), "validation_accuracy");
+    if (read.ok() && read->objective_by_resource.contains(2)) {
+      metrics = *read;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(metrics.objective_by_resource.contains(1));
+  EXPECT_TRUE(metrics.objective_by_resource.contains(2));
+}
+
+TEST_F(LocalBackendTest, DeadlineSendsSigtermAtDeadlineMinusGrace) {
+  SegmentSpec spec = LongSpec("t-deadline");
+  spec.deadline_unix_seconds = NowUnixSeconds() + 1.0;
+  spec.grace_seconds = 0.5;
+  ASSERT_TRUE(backend_->Start(spec).ok());
+  SegmentStatus done = WaitFinished("t-deadline");
+  EXPECT_EQ(done.state, SegmentState::kFailed);
+  EXPECT_EQ(done.reason, "DeadlineExceeded");
+  EXPECT_EQ(done.exit_code, 0);  // the fixture checkpointed and exited on SIGTERM
+  ASSERT_TRUE(done.finished_unix_seconds.has_value());
+  EXPECT_GE(*done.finished_unix_seconds, spec.deadline_unix_seconds - spec.grace_seconds);
+  EXPECT_LE(*done.finished_unix_seconds,
+            spec.deadline_unix_seconds - spec.grace_seconds + kSlackSeconds);
+}
+
+TEST_F(LocalBackendTest, DeadlineSigkillsTrainerThatIgnoresSigterm) {
+  SegmentSpec spec = LongSpec("t-stubborn", {"--ignore-sigterm"});
+  spec.deadline_unix_seconds = NowUnixSeconds() + 1.0;
+  spec.grace_seconds = 0.4;
+  ASSERT_TRUE(backend_->Start(spec).ok());
+  SegmentStatus done = WaitFinished("t-stubborn");
+  EXPECT_EQ(done.state, SegmentState::kFailed);
+  EXPECT_EQ(done.reason, "DeadlineExceeded");
+  EXPECT_EQ(done.exit_code, 128 + SIGKILL);
+  ASSERT_TRUE(done.finished_unix_seconds.has_value());
+  EXPECT_GE(*done.finished_unix_seconds, spec.deadline_unix_seconds);
+  EXPECT_LE(*done.finished_unix_seconds, spec.deadline_unix_seconds + kSlackSeconds);
+}
+
+TEST_F(LocalBackendTest, SetDeadlineMovesTheHardStopOfARunningSegment) {
+  ASSERT_TRUE(backend_->Start(LongSpec("t-moved")).ok());
+  double deadline = NowUnixSeconds() + 0.8;
+  ASSERT_TRUE(backend_->SetDeadline("t-moved", 0, deadline).ok());
+  EXPECT_EQ(Get("t-moved").deadline_unix_seconds, deadline);
+  SegmentStatus done = WaitFinished("t-moved");
+  EXPECT_EQ(done.reason, "DeadlineExceeded");
+  EXPECT_LE(*done.finished_unix_seconds, deadline + kSlackSeconds);
+}
+
+TEST_F(LocalBackendTest, StopEndsSegmentAsStoppedEvenWhenTrainerExitsZero) {
+  ASSERT_TRUE(backend_->Start(LongSpec("t-stop")).ok());
+  WaitServing("t-stop");  // a trainer signalled before it handles SIGTERM dies of it
+  double stopped_at = NowUnixSeconds();
+  ASSERT_TRUE(backend_->Stop("t-stop", 0).ok());
+  SegmentStatus done = WaitFinished("t-stop");
+  EXPECT_EQ(done.state, SegmentState::kFailed);
+  EXPECT_EQ(done.reason, "Stopped");
+  EXPECT_EQ(done.exit_code, 0);
+  EXPECT_LE(*done.finished_unix_seconds, stopped_at + kSlackSeconds);
+  EXPECT_TRUE(backend_->Stop("t-stop", 0).ok());  // stopping a finished segment is a no-op
+}
+
+TEST_F(LocalBackendTest, FailingTrainerIsFailedWithError) {
+  ASSERT_TRUE(backend_->Start(Spec("t-fail", 3, {"--fail-at-epoch=2"})).ok());
+  SegmentStatus done = WaitFinished("t-fail");
+  EXPECT_EQ(done.state, SegmentState::kFailed);
+  EXPECT_EQ(done.reason, "Error");
+  EXPECT_EQ(done.exit_code, 1);
+}
+
+TEST_F(LocalBackendTest, MissingTrainerProgramIsFailedWithErrorAndLogged) {
+  SegmentSpec spec = Spec("t-missing");
+  spec.command = {"/nonexistent/trainer"};
+  ASSERT_TRUE(backend_->Start(spec).ok());
+  SegmentStatus done = WaitFinished("t-missing");
+  EXPECT_EQ(done.state, SegmentState::kFailed);
+  EXPECT_EQ(done.reason, "Error");
+  EXPECT_EQ(done.exit_code, 127);
+  std::ifstream log(SegmentDir("t-missing") / "trainer.log");
+  std::string line;
+  std::getline(log, line);
+  EXPECT_THAT(line, HasSubstr("cannot run /nonexistent/trainer"));
+}
+
+TEST_F(LocalBackendTest, StartIsIdempotent) {
+  ASSERT_TRUE(backend_->Start(LongSpec("t-once")).ok());
+  nlohmann::json first = ReadJson(SegmentDir("t-once") / "status.json");
+  ASSERT_TRUE(backend_->Start(LongSpec("t-once")).ok());
+  nlohmann::json second = ReadJson(SegmentDir("t-once") / "status.json");
+  EXPECT_EQ(second["supervisor_pid"], first["supervisor_pid"]);
+  EXPECT_EQ(second["started_unix_seconds"], first["started_unix_seconds"]);
+  StatusOr<std::vector<SegmentStatus>> segments = backend_->List();
+  ASSERT_TRUE(segments.ok());
+  EXPECT_EQ(segments->size(), 1u);
+}
+
+TEST_F(LocalBackendTest, SupervisorRunsInItsOwnSessionSoCtrlCDoesNotReachIt) {
+  ASSERT_TRUE(backend_->Start(LongSpec("t-session")).ok());
+  pid_t supervisor = ReadJson(SegmentDir("t-session") / "status.json")["supervisor_pid"];
+  EXPECT_EQ(getsid(supervisor), supervisor);
+  EXPECT_NE(getsid(supervisor), getsid(0));
+}
+
+TEST_F(LocalBackendTest, NewInstanceListsStopsAndRedeadlinesSegmentsOfThePreviousOne) {
+  ASSERT_TRUE(backend_->Start(LongSpec("t-a")).ok());
+  ASSERT_TRUE(backend_->Start(LongSpec("t-b")).ok());
+  backend_.reset();  // the runner goes away; its segments keep running
+
+  backend_ = MakeBackend();
+  EXPECT_EQ(Get("t-a").state, SegmentState::kRunning);
+  EXPECT_EQ(Get("t-b").state, SegmentState::kRunning);
+  ASSERT_TRUE(backend_->Stop("t-a", 0).ok());
+  EXPECT_EQ(WaitFinished("t-a").reason, "Stopped");
+  double deadline = NowUnixSeconds() + 0.7;
+  ASSERT_TRUE(backend_->SetDeadline("t-b", 0, deadline).ok());
+  EXPECT_EQ(WaitFinished("t-b").reason, "DeadlineExceeded");
+}
+
+TEST_F(LocalBackendTest, KilledSupervisorTakesItsTrainerAlongAndIsChargedConservatively) {
+  ASSERT_TRUE(backend_->Start(LongSpec("t-lost")).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  nlohmann::json status = ReadJson(SegmentDir("t-lost") / "status.json");
+  pid_t supervisor = status["supervisor_pid"].get<pid_t>();
+  pid_t trainer = status["trainer_pid"].get<pid_t>();
+  ASSERT_GT(trainer, 0);
+  ASSERT_EQ(kill(supervisor, SIGKILL), 0);
+  double killed_at = NowUnixSeconds();
+
+  auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  while (RunningProcessStartTicks(trainer) && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_FALSE(RunningProcessStartTicks(trainer).has_value()) << "the trainer outlived it";
+
+  SegmentStatus lost = Get("t-lost");
+  EXPECT_EQ(lost.state, SegmentState::kFailed);
+  EXPECT_EQ(lost.reason, "Lost");
+  ASSERT_TRUE(lost.finished_unix_seconds.has_value());
+  EXPECT_GE(*lost.finished_unix_seconds, killed_at);  // never under-charged
+  EXPECT_LE(*lost.finished_unix_seconds, killed_at + kHeartbeatSeconds + kSlackSeconds);
+  EXPECT_EQ(Get("t-lost").finished_unix_seconds, lost.finished_unix_seconds);  // final
+}
+
+TEST_F(LocalBackendTest, AssignsFreeGpusThroughCudaVisibleDevices) {
+  backend_ = MakeBackend(/*gpu_count=*/3);
+  auto visible_devices = [&](const std::string& trial, int devices) -> std::string {
+    fs::path dump = state_dir_ / (trial + ".json");
+    SegmentSpec spec = LongSpec(trial, {"--dump-env-to=" + dump.string()});
+    spec.devices = devices;
+    Status started = backend_->Start(spec);
+    if (!started.ok()) return started.message();
+    auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    while (!fs::exists(dump) && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return ReadJson(dump)["env"].value("CUDA_VISIBLE_DEVICES", "<unset>");
+  };
+  EXPECT_EQ(visible_devices("t-g1", 2), "0,1");
+  EXPECT_EQ(visible_devices("t-g2", 1), "2");
+  EXPECT_THAT(visible_devices("t-g3", 1), HasSubstr("needs 1 GPUs; 0 of 3 are free"));
+  ASSERT_TRUE(backend_->Stop("t-g1", 0).ok());
+  WaitFinished("t-g1");
+  EXPECT_EQ(visible_devices("t-g3", 1), "0");
+}
+
+TEST_F(LocalBackendTest, RejectsUnusableSpecsAndUnknownSegments) {
+  SegmentSpec no_deadline = Spec("t");
+  no_deadline.deadline_unix_seconds = 0;
+  EXPECT_EQ(backend_->Start(no_deadline).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(backend_->Start(Spec("../escape")).code(), StatusCode::kInvalidArgument);
+  SegmentSpec no_command = Spec("t");
+  no_command.command.clear();
+  EXPECT_EQ(backend_->Start(no_command).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(backend_->Stop("unknown", 0).code(), StatusCode::kNotFound);
+  EXPECT_EQ(backend_->SetDeadline("unknown", 0, NowUnixSeconds()).code(), StatusCode::kNotFound);
+}
+
+TEST_F(LocalBackendTest, UnrunnableSupervisorFailsStart) {
+  LocalBackendOptions options;
+  options.state_dir = state_dir_;
+  options.supervisor_command = {"/nonexistent/budgetsweep", "__supervise"};
+  StatusOr<std::unique_ptr<LocalBackend>> backend = LocalBackend::Create(options);
+  ASSERT_TRUE(backend.ok());
+  Status started = (*backend)->Start(Spec("t"));
+  EXPECT_EQ(started.code(), StatusCode::kInternal);
+  EXPECT_THAT(started.message(), HasSubstr("cannot run supervisor /nonexistent/budgetsweep"));
+}
+
+TEST(DetectGpuCount, CountsNvidiaDeviceNodesOnly) {
+  std::string pattern = ::testing::TempDir() + "dev-XXXXXX";
+  ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+  fs::path dev = pattern;
+  for (const char* name : {"nvidia0", "nvidia1", "nvidiactl", "nvidia-uvm", "nvidia-modeset"}) {
+    std::ofstream(dev / name) << "";
+  }
+  EXPECT_EQ(DetectGpuCount(dev), 2);
+  EXPECT_EQ(DetectGpuCount(dev / "missing"), 0);
+  fs::remove_all(dev);
+}
+
+}  // namespace
+}  // namespace bsw::local

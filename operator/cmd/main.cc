@@ -202,7 +202,9 @@ int Run(const RunOptions& opts) {
       sleep(0.2);
     }
     // One last look, so the summary charges the seconds the stopped trials ran.
-    (void)controller.Pass();
+    if (Status s = controller.Refresh(); !s.ok()) {
+      std::fprintf(stderr, "warning: %s\n", s.message().c_str());
+    }
   }
 
   if (json_output) {

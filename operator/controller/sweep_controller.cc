@@ -113,6 +113,13 @@ SegmentSpec SweepController::MakeSegmentSpec(const Action& a) const {
   return s;
 }
 
+Status SweepController::Refresh() {
+  StatusOr<std::vector<SegmentStatus>> segments = backend_->List();
+  if (!segments.ok()) return segments.status();
+  ledger_.Observe(*segments, clock_->NowUnixSeconds());
+  return OkStatus();
+}
+
 Status SweepController::Interrupt() {
   StatusOr<std::vector<SegmentStatus>> segments = backend_->List();
   if (!segments.ok()) return segments.status();

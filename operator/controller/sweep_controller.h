@@ -36,6 +36,9 @@ class SweepController {
   // the trial from its checkpoint. For Ctrl-C.
   Status Interrupt();
 
+  // Refreshes the ledger from the backend without deciding anything.
+  bsw::Status Refresh();
+
   // Whether every segment the backend knows of has ended.
   StatusOr<bool> AllSegmentsEnded();
 

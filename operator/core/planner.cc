@@ -121,6 +121,10 @@ class Planner {
     }
     if (st->state == SegmentState::kSucceeded || st->state == SegmentState::kFailed) {
       EndedSegment(t, seg, *st);
+      // A trial that stays active is relaunched on the next pass: it still holds its slot.
+      const std::string& reason = plan_.events.back().reason;
+      bool retry = (reason == "Error" || reason == "Lost") && t.failures < spec_.max_retries;
+      if (reason == "Interrupted" || (retry && !t.stop_requested)) ++occupied_;
       return;
     }
     ++occupied_;

@@ -229,19 +229,21 @@ class Planner {
     std::optional<double> pace = own_pace ? own_pace : model_.cost_model().SecondsPerUnit();
     if (!pace) return;
     double target = std::min(seg.until, model_.rungs().NextAfter(progress));
+    // The supervisor sends SIGTERM at deadline - grace, so the deadline must stay ahead of the
+    // work left plus the grace period plus a lookahead of a few passes. Hysteresis: extend with
+    // that much headroom again and shrink only by a clear margin, so a deadline moves a few times
+    // per rung rather than on every pass.
+    double lookahead = 4 * options_.deadline_slack_seconds;
     double needed = now_ + *pace * std::max(0.0, target - progress) * options_.reservation_margin +
-                    spec_.grace_seconds;
-    // Hysteresis: extend with some headroom and shrink only by a clear margin, so a deadline moves
-    // a few times per rung rather than on every pass.
+                    spec_.grace_seconds + lookahead;
     double deadline = st.deadline_unix_seconds;
-    double slack = options_.deadline_slack_seconds;
-    if (needed > deadline + slack) {
-      needed += 4 * slack;
+    if (needed > deadline) {
+      needed += lookahead;
       if (std::optional<Denial> d = ledger_.Admit(devices_ * (needed - deadline))) {
         plan_.denials.push_back(*d);
         return;
       }
-    } else if (own_pace && needed < deadline - 8 * slack) {
+    } else if (own_pace && needed < deadline - 2 * lookahead) {
       ledger_.Release(devices_ * (deadline - needed));
     } else {
       return;

@@ -25,3 +25,8 @@ json_get "$WORK/status.json" 's["best"]["value"] > 0.5 or sys.exit(1)' >/dev/nul
 grep -q "stopped (RungCutoff)" "$WORK/progress.log" || fail "no rung cutoff in the progress lines"
 assert_journal_sane "$WORK/state" 9
 assert_no_trial_processes
+# With a budget this generous no trial may hit its reserved deadline: reservations must keep
+# ahead of the trials (a regression: deadlines once trailed the trials and killed them).
+if grep -q '"reason":"DeadlineExceeded"' "$WORK/state/journal.jsonl"; then
+  fail "a trial hit its deadline although the budget had room"
+fi

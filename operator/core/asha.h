@@ -56,7 +56,8 @@ class AshaScheduler {
   bool Record(int64_t trial, int rung, double value);
 
   // Pause mode: up to `limit` eligible promotions, in the order they should be taken: the highest
-  // rung first, the best value first within a rung. Taking one is MarkPromoted's job.
+  // rung first, the best value first within a rung, never taking a rung past floor(n/η)
+  // promotions in all. Taking one is MarkPromoted's job.
   std::vector<Promotion> Candidates(size_t limit) const;
 
   // Marks `trial` as promoted from `rung` (replaying a journal). Unknown trials are ignored.

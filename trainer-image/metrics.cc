@@ -1,12 +1,12 @@
 #include "trainer-image/metrics.h"
 
+#include <httplib.h>
 #include <prometheus/counter.h>
-#include <prometheus/exposer.h>
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
 
-#include <exception>
-#include <mutex>
+#include <thread>
 
 namespace bsw::trainer {
 namespace {
@@ -79,18 +79,31 @@ class RegistryMetrics : public ServedMetrics {
     diverged_.Set(0);
   }
 
-  Status Serve(const std::string& host, int port) {
-    const std::string address = (host.find(':') != std::string::npos ? "[" + host + "]" : host) +
-                                ":" + std::to_string(port);
-    try {
-      exposer_ = std::make_unique<prometheus::Exposer>(address, 1);
-    } catch (const std::exception& e) {
-      return UnavailableError("--metrics-port: cannot serve metrics on " + address + " (" +
-                              e.what() + ")");
+  ~RegistryMetrics() override {
+    if (server_) {
+      server_->stop();
+      serve_thread_.join();
     }
-    exposer_->RegisterCollectable(registry_);
-    const std::vector<int> ports = exposer_->GetListeningPorts();
-    port_ = ports.empty() ? port : ports.front();
+  }
+
+  // prometheus-cpp's Exposer cannot be used here: its civetweb fails to start threads ("Cannot
+  // create threads") in a process linked with Debian's LibTorch. The registry and the text
+  // format are prometheus-cpp's; only the HTTP server is cpp-httplib.
+  Status Serve(const std::string& host, int port) {
+    server_ = std::make_unique<httplib::Server>();
+    server_->Get("/metrics",
+                 [registry = registry_](const httplib::Request&, httplib::Response& response) {
+                   response.set_content(prometheus::TextSerializer().Serialize(registry->Collect()),
+                                        "text/plain; version=0.0.4");
+                 });
+    port_ = port == 0 ? server_->bind_to_any_port(host)
+                      : (server_->bind_to_port(host, port) ? port : -1);
+    if (port_ < 0) {
+      server_.reset();
+      return InvalidArgumentError("--metrics-port: cannot serve metrics on " + host + ":" +
+                                  std::to_string(port));
+    }
+    serve_thread_ = std::thread([server = server_.get()] { server->listen_after_bind(); });
     return OkStatus();
   }
 
@@ -133,7 +146,8 @@ class RegistryMetrics : public ServedMetrics {
   prometheus::Family<Gauge>& utilization_family_;
   Gauge& device_memory_;
   Gauge& diverged_;
-  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::unique_ptr<httplib::Server> server_;
+  std::thread serve_thread_;
   int port_ = -1;
 };
 

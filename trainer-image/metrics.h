@@ -39,8 +39,8 @@ class TrainerMetrics {
   virtual void SetDiverged(bool diverged) = 0;
 };
 
-// Serves the metrics on host:port (port 0: a free port). Fails with Unavailable naming
-// --metrics-port when the address cannot be bound.
+// Serves the metrics on host:port (port 0: a free port). Fails naming
+// --metrics-port, an InvalidArgument, when the address cannot be bound.
 class ServedMetrics : public TrainerMetrics {
  public:
   static StatusOr<std::unique_ptr<ServedMetrics>> Start(const std::string& host, int port,

@@ -15,6 +15,7 @@ class Mlp final : public Net {
             nn::Sequential(nn::Flatten(), nn::Linear(inputs, 512), nn::ReLU(), nn::Linear(512, 256),
                            nn::ReLU(), nn::Linear(256, num_classes)))) {}
   torch::Tensor forward(const torch::Tensor& images) override { return layers_->forward(images); }
+  at::MemoryFormat memory_format() const override { return at::MemoryFormat::Contiguous; }
 
  private:
   nn::Sequential layers_;
@@ -115,6 +116,24 @@ class ResNet final : public Net {
 };
 
 }  // namespace
+
+void ApplyMemoryFormat(Net& model) {
+  torch::NoGradGuard no_grad;
+  auto restride = [&](torch::Tensor& t) {
+    if (t.dim() == 4) {
+      t.set_data(t.to(t.options(), /*non_blocking=*/false, /*copy=*/true, model.memory_format()));
+    }
+  };
+  for (torch::Tensor& parameter : model.parameters()) restride(parameter);
+  for (torch::Tensor& buffer : model.buffers()) restride(buffer);
+}
+
+torch::Tensor ToModelLayout(const Net& model, const torch::Tensor& images) {
+  if (model.memory_format() == at::MemoryFormat::Contiguous) return images;
+  // A copy: for one channel, NCHW strides already count as channels-last-contiguous, and only
+  // fresh strides make oneDNN pick its channels-last kernels.
+  return images.to(images.options(), /*non_blocking=*/false, /*copy=*/true, model.memory_format());
+}
 
 StatusOr<std::shared_ptr<Net>> MakeModel(const std::string& name, SampleShape shape,
                                          int num_classes) {

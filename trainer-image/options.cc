@@ -202,7 +202,10 @@ std::string OneLine(std::string text) {
 StatusOr<Command> ParseCommandLine(int argc, const char* const* argv) {
   CLI::App app("budgetsweep-trainer: trains one sweep trial and exposes its metrics",
                "budgetsweep-trainer");
-  app.option_defaults()->always_capture_default();
+  // A repeated flag takes its last value, so parameters appended by the sweep runner override
+  // the same flag in the pod template's arguments.
+  app.option_defaults()->always_capture_default()->multi_option_policy(
+      CLI::MultiOptionPolicy::TakeLast);
   TrainOptions train;
   std::string epochs_text;
   std::string until_text;

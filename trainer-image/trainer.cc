@@ -200,6 +200,7 @@ class Session {
       Status resumed = Resume();
       if (!resumed.ok()) return resumed;
     }
+    ApplyMemoryFormat(*model_);
     Status served = StartMetrics();
     if (!served.ok()) return served;
     LoaderConfig train_config{o_.workers, o_.prefetch, o_.batch_size, AllocateHeapBuffer};
@@ -275,7 +276,7 @@ class Session {
       images = images.to(placement_.device, /*non_blocking=*/true);
       labels = labels.to(placement_.device, /*non_blocking=*/true);
     }
-    return {images, labels};
+    return {ToModelLayout(*model_, images), labels};
   }
 
   StatusOr<Ending> TrainEpochs() {

@@ -1,0 +1,69 @@
+// budgetsweep-trainer: trains one sweep trial (see trainer-image/README.md), or with `export`
+// writes Fashion-MNIST out as an image folder. Exit codes: 0 done, paused or stopped by SIGTERM
+// with a checkpoint; 2 bad input; 3 diverged; 1 anything else.
+
+#include <csignal>
+#include <cstdio>
+#include <variant>
+
+#include "trainer-image/export.h"
+#include "trainer-image/options.h"
+#include "trainer-image/trainer.h"
+
+namespace {
+
+std::atomic<bool> stop_requested{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler needs a lock-free flag");
+
+extern "C" void RequestStop(int) { stop_requested.store(true); }
+
+void InstallStopHandlers() {
+  struct sigaction action {};
+  action.sa_handler = RequestStop;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
+}
+
+int Fail(const std::string& message, int code) {
+  std::fprintf(stderr, "budgetsweep-trainer: %s\n", message.c_str());
+  return code;
+}
+
+int RunCommand(int argc, char** argv) {
+  bsw::StatusOr<bsw::trainer::Command> command = bsw::trainer::ParseCommandLine(argc, argv);
+  if (!command.ok()) return Fail(command.status().message(), bsw::trainer::kExitBadInput);
+  if (const auto* help = std::get_if<bsw::trainer::HelpRequested>(&*command)) {
+    std::fputs(help->text.c_str(), stdout);
+    return bsw::trainer::kExitOk;
+  }
+  if (const auto* export_options = std::get_if<bsw::trainer::ExportOptions>(&*command)) {
+    bsw::Status status = bsw::trainer::ExportImageFolder(*export_options);
+    if (!status.ok()) {
+      const bool bad_input = status.code() == bsw::StatusCode::kInvalidArgument ||
+                             status.code() == bsw::StatusCode::kNotFound;
+      return Fail(status.message(),
+                  bad_input ? bsw::trainer::kExitBadInput : bsw::trainer::kExitInternal);
+    }
+    return bsw::trainer::kExitOk;
+  }
+  const auto& options = std::get<bsw::trainer::TrainOptions>(*command);
+  InstallStopHandlers();
+  bsw::trainer::TrainOutcome outcome = bsw::trainer::Train(options, stop_requested);
+  if (options.summary_json && !outcome.summary_json.empty()) {
+    std::printf("%s\n", outcome.summary_json.c_str());
+    std::fflush(stdout);
+  }
+  std::fprintf(stderr, "budgetsweep-trainer: %s\n", outcome.message.c_str());
+  return outcome.exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return RunCommand(argc, argv);
+  } catch (const std::exception& e) {
+    return Fail(std::string("internal error: ") + e.what(), bsw::trainer::kExitInternal);
+  }
+}

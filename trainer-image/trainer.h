@@ -1,0 +1,30 @@
+#ifndef BSW_TRAINER_TRAINER_H_
+#define BSW_TRAINER_TRAINER_H_
+
+#include <atomic>
+#include <string>
+
+#include "trainer-image/options.h"
+
+namespace bsw::trainer {
+
+// Process exit codes of the trainer contract (shared/DESIGN.md, "Trainer contract").
+inline constexpr int kExitOk = 0;        // finished, reached --until, or stopped and checkpointed
+inline constexpr int kExitBadInput = 2;  // bad flag, dataset or file
+inline constexpr int kExitDiverged = 3;  // NaN/inf training loss
+inline constexpr int kExitInternal = 1;  // anything else (e.g. a checkpoint that cannot be written)
+
+struct TrainOutcome {
+  int exit_code = kExitOk;
+  std::string message;       // one line for stderr
+  std::string summary_json;  // one JSON line; empty when training never started
+};
+
+// Trains (or resumes) as `options` say. Returns when training reaches --until, diverges, fails,
+// or, after `stop_requested` becomes true, at the next optimizer step, checkpointed. Progress goes
+// to stderr; the metrics port line to stdout.
+TrainOutcome Train(const TrainOptions& options, const std::atomic<bool>& stop_requested);
+
+}  // namespace bsw::trainer
+
+#endif  // BSW_TRAINER_TRAINER_H_

@@ -74,9 +74,14 @@ bool AshaScheduler::Record(int64_t trial, int rung, double value) {
 std::vector<AshaScheduler::Promotion> AshaScheduler::Candidates(size_t limit) const {
   std::vector<Promotion> out;
   for (int rung = static_cast<int>(rungs_.size()) - 1; rung >= 0 && out.size() < limit; --rung) {
-    for (const Entry& e : rungs_[static_cast<size_t>(rung)].candidates) {
-      if (out.size() == limit) break;
+    const RungState& r = rungs_[static_cast<size_t>(rung)];
+    // The top set changes as better values arrive, so a trial promoted earlier may have left it:
+    // cap the rung's promotions at floor(n/η) in all, not only at the current top set.
+    int64_t allowed = static_cast<int64_t>(r.by_trial.size()) / reduction_factor_ - r.promoted;
+    for (const Entry& e : r.candidates) {
+      if (out.size() == limit || allowed <= 0) break;
       out.push_back(Promotion{e.trial, rung});
+      --allowed;
     }
   }
   return out;

@@ -37,7 +37,8 @@ class Rungs {
 // Stop mode: Record() says, at the moment a trial's value arrives, whether it is in the top 1/η of
 // the values recorded at that rung so far (the first trials are compared with fewer values; one
 // value alone always continues). Pause mode: Candidates() lists the best not-yet-promoted
-// trial among the top floor(n/η) of the highest rung that has one.
+// trial among the top floor(n/η) of the highest rung that has one; a rung never promotes more
+// than floor(n/η) trials in all.
 //
 // Every operation costs O(rungs × log n): 100k trials is a normal case.
 // NaN values rank below every number.

@@ -132,7 +132,8 @@ class Planner {
     }
     auto m = observed_.metrics.find(t.name);
     const TrialMetrics* metrics = m == observed_.metrics.end() ? nullptr : &m->second;
-    if (CheckMetricsMissing(t, seg, metrics)) return;
+    // A pending segment has no trainer yet: its metrics are not missing, only not due.
+    if (st->state == SegmentState::kRunning && CheckMetricsMissing(t, seg, metrics)) return;
     AdjustDeadline(t, seg, *st, metrics);
   }
 

@@ -119,6 +119,10 @@ class Planner {
     }
     if (st->state == SegmentState::kSucceeded || st->state == SegmentState::kFailed) {
       EndedSegment(t, seg, *st);
+      // A failed segment with retries left relaunches on the next pass: it keeps its slot.
+      const std::string& reason = plan_.events.back().reason;
+      bool retried = (reason == "Error" || reason == "Lost") && !t.stop_requested;
+      if (retried && t.failures < spec_.max_retries) ++occupied_;
       return;
     }
     ++occupied_;

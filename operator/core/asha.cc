@@ -38,7 +38,7 @@ AshaScheduler::AshaScheduler(int decision_rungs, int reduction_factor, Goal goal
 void AshaScheduler::MoveToTop(RungState& r, const Entry& e) {
   r.rest.erase(e);
   r.top.insert(e);
-  if (!r.by_trial.at(e.trial).promoted) r.candidates.insert(e);
+  if (!r.by_trial.at(e.trial).promoted && !withdrawn_.contains(e.trial)) r.candidates.insert(e);
 }
 
 void AshaScheduler::MoveToRest(RungState& r, const Entry& e) {
@@ -94,6 +94,15 @@ void AshaScheduler::MarkPromoted(int64_t trial, int rung) {
   it->second.promoted = true;
   r.candidates.erase(it->second.entry);
   ++r.promoted;
+}
+
+void AshaScheduler::Withdraw(int64_t trial) {
+  withdrawn_.insert(trial);
+  for (RungState& r : rungs_) {
+    if (auto it = r.by_trial.find(trial); it != r.by_trial.end()) {
+      r.candidates.erase(it->second.entry);
+    }
+  }
 }
 
 int64_t AshaScheduler::recorded(int rung) const {

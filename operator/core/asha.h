@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "operator/core/api.h"
@@ -63,6 +64,10 @@ class AshaScheduler {
   // Marks `trial` as promoted from `rung` (replaying a journal). Unknown trials are ignored.
   void MarkPromoted(int64_t trial, int rung);
 
+  // Takes `trial` out of promotion for good: it stopped or failed and can never resume. Its values
+  // still rank the others.
+  void Withdraw(int64_t trial);
+
   int64_t recorded(int rung) const;
   int64_t promoted(int rung) const;
   int decision_rungs() const { return static_cast<int>(rungs_.size()); }
@@ -94,6 +99,7 @@ class AshaScheduler {
   int reduction_factor_;
   Goal goal_;
   std::vector<RungState> rungs_;
+  std::unordered_set<int64_t> withdrawn_;
 };
 
 }  // namespace bsw

@@ -182,6 +182,17 @@ TEST(AshaPauseMode, MarkPromotedIgnoresUnknownAndRepeatedTrials) {
   EXPECT_EQ(asha.promoted(0), 1);
 }
 
+TEST(AshaPauseMode, WithdrawnTrialIsNeverOfferedButStillRanksTheOthers) {
+  AshaScheduler asha(1, 3, Goal::kMaximize);
+  for (int64_t t = 0; t < 6; ++t) (void)asha.Record(t, 0, static_cast<double>(t));
+  asha.Withdraw(5);
+  std::vector<AshaScheduler::Promotion> c = asha.Candidates(10);
+  ASSERT_EQ(c.size(), 1u);  // floor(6/3) = 2 are on top, 5 and 4; only 4 may resume
+  EXPECT_EQ(c[0].trial, 4);
+  (void)asha.Record(6, 0, 10.0);  // the top set changes; the withdrawn trial stays out
+  for (const AshaScheduler::Promotion& p : asha.Candidates(10)) EXPECT_NE(p.trial, 5);
+}
+
 TEST(AshaPauseMode, OverPromotionBug_RungPromotesAtMostFloorNOverEtaWhileBetterValuesArrive) {
   AshaScheduler asha(1, 3, Goal::kMaximize);
   int64_t trial = 0;

@@ -38,7 +38,7 @@ AshaScheduler::AshaScheduler(int decision_rungs, int reduction_factor, Goal goal
 void AshaScheduler::MoveToTop(RungState& r, const Entry& e) {
   r.rest.erase(e);
   r.top.insert(e);
-  if (!r.by_trial.at(e.trial).promoted) r.candidates.insert(e);
+  if (!r.by_trial.at(e.trial).promoted && !withdrawn_.contains(e.trial)) r.candidates.insert(e);
 }
 
 void AshaScheduler::MoveToRest(RungState& r, const Entry& e) {
@@ -75,12 +75,13 @@ std::vector<AshaScheduler::Promotion> AshaScheduler::Candidates(size_t limit) co
   std::vector<Promotion> out;
   for (int rung = static_cast<int>(rungs_.size()) - 1; rung >= 0 && out.size() < limit; --rung) {
     const RungState& r = rungs_[static_cast<size_t>(rung)];
-    // Values arrive asynchronously, so a promoted trial can later fall out of the top set; the
-    // count keeps a rung's promotions within floor(n/η) all the same.
+    // The top set changes as better values arrive, so a trial promoted earlier may have left it:
+    // cap the rung's promotions at floor(n/η) in all, not only at the current top set.
     int64_t allowed = static_cast<int64_t>(r.by_trial.size()) / reduction_factor_ - r.promoted;
     for (const Entry& e : r.candidates) {
-      if (out.size() == limit || allowed-- <= 0) break;
+      if (out.size() == limit || allowed <= 0) break;
       out.push_back(Promotion{e.trial, rung});
+      --allowed;
     }
   }
   return out;
@@ -93,6 +94,15 @@ void AshaScheduler::MarkPromoted(int64_t trial, int rung) {
   it->second.promoted = true;
   r.candidates.erase(it->second.entry);
   ++r.promoted;
+}
+
+void AshaScheduler::Withdraw(int64_t trial) {
+  withdrawn_.insert(trial);
+  for (RungState& r : rungs_) {
+    if (auto it = r.by_trial.find(trial); it != r.by_trial.end()) {
+      r.candidates.erase(it->second.entry);
+    }
+  }
 }
 
 int64_t AshaScheduler::recorded(int rung) const {

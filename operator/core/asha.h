@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "operator/core/api.h"
@@ -37,7 +38,8 @@ class Rungs {
 // Stop mode: Record() says, at the moment a trial's value arrives, whether it is in the top 1/η of
 // the values recorded at that rung so far (the first trials are compared with fewer values; one
 // value alone always continues). Pause mode: Candidates() lists the best not-yet-promoted
-// trial among the top floor(n/η) of the highest rung that has one.
+// trial among the top floor(n/η) of the highest rung that has one; a rung never promotes more
+// than floor(n/η) trials in all.
 //
 // Every operation costs O(rungs × log n): 100k trials is a normal case.
 // NaN values rank below every number.
@@ -62,6 +64,10 @@ class AshaScheduler {
 
   // Marks `trial` as promoted from `rung` (replaying a journal). Unknown trials are ignored.
   void MarkPromoted(int64_t trial, int rung);
+
+  // Takes `trial` out of promotion for good: it stopped or failed and can never resume. Its values
+  // still rank the others.
+  void Withdraw(int64_t trial);
 
   int64_t recorded(int rung) const;
   int64_t promoted(int rung) const;
@@ -94,6 +100,7 @@ class AshaScheduler {
   int reduction_factor_;
   Goal goal_;
   std::vector<RungState> rungs_;
+  std::unordered_set<int64_t> withdrawn_;
 };
 
 }  // namespace bsw

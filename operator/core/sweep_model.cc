@@ -170,6 +170,8 @@ void SweepModel::SetPhase(Trial& t, TrialPhase phase) {
   } else {
     active_.erase(t.index);
   }
+  // A stopped or failed trial never resumes: it must not hold a promotion nobody can take.
+  if (phase == TrialPhase::kStopped || phase == TrialPhase::kFailed) scheduler_.Withdraw(t.index);
 }
 
 void SweepModel::RecordValue(Trial& t, const Event& e) {

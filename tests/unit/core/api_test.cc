@@ -1,0 +1,239 @@
+#include "operator/core/api.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <string>
+
+#include "tests/unit/core/sweep_fixture.h"
+
+namespace bsw {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+using testing::ValidSweepJson;
+
+TEST(ParseSweep, ReadsEveryFieldOfTheDesignExample) {
+  StatusOr<SweepSpec> spec = ParseSweep(ValidSweepJson());
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  EXPECT_EQ(spec->name, "fmnist-cnn");
+  EXPECT_DOUBLE_EQ(spec->budget_gpu_hours, 4);
+  EXPECT_EQ(spec->objective_metric, "validation_accuracy");
+  EXPECT_EQ(spec->goal, Goal::kMaximize);
+  EXPECT_EQ(spec->resource_unit, "epochs");
+  EXPECT_DOUBLE_EQ(spec->resource_min, 1);
+  EXPECT_DOUBLE_EQ(spec->resource_max, 27);
+  EXPECT_EQ(spec->reduction_factor, 3);
+  EXPECT_EQ(spec->algorithm, Algorithm::kAsha);
+  EXPECT_EQ(spec->mode, AshaMode::kStop);
+  EXPECT_EQ(spec->seed, 7u);
+  EXPECT_EQ(spec->parallelism, 4);
+  EXPECT_EQ(spec->max_trials, 200);
+  EXPECT_EQ(spec->trial_gpus, 1);
+  EXPECT_EQ(spec->max_retries, 1);
+  EXPECT_EQ(spec->container.image, "budgetsweep/trainer:dev");
+  EXPECT_THAT(spec->container.args, ::testing::ElementsAre("--dataset=fashion-mnist"));
+  ASSERT_EQ(spec->search_space.size(), 4u);
+  // Sorted by name, so that configurations do not depend on the order the file lists them.
+  EXPECT_EQ(spec->search_space[0].name, "batch-size");
+  EXPECT_EQ(spec->search_space[0].type, ParamType::kChoice);
+  EXPECT_EQ(spec->search_space[1].name, "lr");
+  EXPECT_EQ(spec->search_space[1].type, ParamType::kLogUniform);
+}
+
+TEST(ParseSweep, AcceptsPauseModeGridParamsAndMinimize) {
+  json j = ValidSweepJson();
+  j["spec"]["scheduler"] = {{"algorithm", "asha"}, {"mode", "pause"}};
+  j["spec"]["objective"]["goal"] = "minimize";
+  j["spec"]["searchSpace"]["layers"] = {{"type", "grid"}, {"values", {1, 2, 3}}};
+  j["spec"]["searchSpace"]["width"] = {{"type", "int"}, {"min", 8}, {"max", 512}, {"log", true}};
+  j["spec"]["metrics"] = {{"prometheus", {{"url", "http://prometheus:9090"}}},
+                          {"missingTimeoutSeconds", 60}};
+  StatusOr<SweepSpec> spec = ParseSweep(j);
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  EXPECT_EQ(spec->mode, AshaMode::kPause);
+  EXPECT_EQ(spec->goal, Goal::kMinimize);
+  EXPECT_EQ(spec->prometheus_url, "http://prometheus:9090");
+  EXPECT_DOUBLE_EQ(spec->metrics_missing_timeout_seconds, 60);
+  EXPECT_EQ(spec->search_space.size(), 6u);
+}
+
+TEST(ParseSweep, AcceptsServerPopulatedMetadataAndStatus) {
+  json j = ValidSweepJson();
+  j["metadata"]["uid"] = "1234";
+  j["metadata"]["resourceVersion"] = "99";
+  j["metadata"]["generation"] = 3;
+  j["status"] = {{"phase", "Running"}};
+  StatusOr<SweepSpec> spec = ParseSweep(j);
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  EXPECT_EQ(spec->generation, 3);
+}
+
+TEST(ParseSweep, RejectsADocumentThatIsNotAnObject) {
+  for (const json& doc : {json("just a string"), json::array({1, 2}), json(42), json(nullptr)}) {
+    StatusOr<SweepSpec> spec = ParseSweep(doc);
+    ASSERT_FALSE(spec.ok());
+    EXPECT_EQ(spec.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(spec.status().message(), StartsWith("(document): "));
+  }
+}
+
+// One bad input and the field path (with the start of its message) the error must name.
+struct BadInput {
+  std::string name;
+  std::function<void(json&)> edit;
+  std::string expected;
+};
+
+class ParseSweepRejects : public ::testing::TestWithParam<BadInput> {};
+
+TEST_P(ParseSweepRejects, WithTheFieldPathOfTheProblem) {
+  json j = ValidSweepJson();
+  GetParam().edit(j);
+  StatusOr<SweepSpec> spec = ParseSweep(j);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(spec.status().message(), HasSubstr(GetParam().expected));
+}
+
+json& Space(json& j) { return j["spec"]["searchSpace"]; }
+
+INSTANTIATE_TEST_SUITE_P(
+    BadInputs, ParseSweepRejects,
+    ::testing::Values(
+        BadInput{"SpecIsAString", [](json& j) { j["spec"] = "budget: 4"; },
+                 "spec: must be an object, got string"},
+        BadInput{"BudgetIsAList", [](json& j) { j["spec"]["budget"] = json::array({4}); },
+                 "spec.budget: must be an object, got array"},
+        BadInput{"ParamIsANumber", [](json& j) { Space(j)["lr"] = 0.1; },
+                 "spec.searchSpace.lr: must be an object, got number"},
+        BadInput{"UnknownTopLevelField", [](json& j) { j["extra"] = 1; }, "extra: unknown field"},
+        BadInput{"UnknownSpecField", [](json& j) { j["spec"]["budgt"] = 1; },
+                 "spec.budgt: unknown field"},
+        BadInput{"UnknownBudgetField", [](json& j) { j["spec"]["budget"]["gpuHour"] = 1; },
+                 "spec.budget.gpuHour: unknown field"},
+        BadInput{"UnknownParamField", [](json& j) { Space(j)["lr"]["scale"] = "log"; },
+                 "spec.searchSpace.lr.scale: unknown field"},
+        BadInput{"UnknownPrometheusField",
+                 [](json& j) {
+                   j["spec"]["metrics"] = {{"prometheus", {{"uri", "x"}}}};
+                 },
+                 "spec.metrics.prometheus.uri: unknown field"},
+        BadInput{"BudgetIsAString", [](json& j) { j["spec"]["budget"]["gpuHours"] = "4"; },
+                 "spec.budget.gpuHours: must be a number, got string"},
+        BadInput{"ParallelismIsAFraction", [](json& j) { j["spec"]["parallelism"] = 2.5; },
+                 "spec.parallelism: must be an integer"},
+        BadInput{"ModeIsUnknown", [](json& j) { j["spec"]["scheduler"]["mode"] = "halt"; },
+                 "spec.scheduler.mode: must be one of stop, pause"},
+        BadInput{"LogIsAString",
+                 [](json& j) {
+                   Space(j)["width"] = {{"type", "int"}, {"min", 1}, {"max", 9}, {"log", "yes"}};
+                 },
+                 "spec.searchSpace.width.log: must be true or false"},
+        BadInput{"ResourceMinEqualsMax",
+                 [](json& j) {
+                   j["spec"]["resource"]["min"] = 27;
+                   j["spec"]["resource"]["max"] = 27;
+                 },
+                 "spec.resource.max: must be greater than spec.resource.min (27)"},
+        BadInput{"ResourceMinAboveMax", [](json& j) { j["spec"]["resource"]["min"] = 30; },
+                 "spec.resource.max: must be greater than spec.resource.min (30)"},
+        BadInput{"ResourceMinZero", [](json& j) { j["spec"]["resource"]["min"] = 0; },
+                 "spec.resource.min: must be greater than 0"},
+        BadInput{"BudgetZero", [](json& j) { j["spec"]["budget"]["gpuHours"] = 0; },
+                 "spec.budget.gpuHours: must be greater than 0, got 0"},
+        BadInput{"BudgetNegative", [](json& j) { j["spec"]["budget"]["gpuHours"] = -2; },
+                 "spec.budget.gpuHours: must be greater than 0, got -2"},
+        BadInput{"BudgetMissing", [](json& j) { j["spec"].erase("budget"); },
+                 "spec.budget: required"},
+        BadInput{"ReductionFactorOne",
+                 [](json& j) { j["spec"]["resource"]["reductionFactor"] = 1; },
+                 "spec.resource.reductionFactor: must be at least 2, got 1"},
+        BadInput{"EmptySearchSpace", [](json& j) { Space(j) = json::object(); },
+                 "spec.searchSpace: must define at least one parameter"},
+        BadInput{"LogUniformMinZero", [](json& j) { Space(j)["lr"]["min"] = 0; },
+                 "spec.searchSpace.lr.min: must be greater than 0 on a log scale, got 0"},
+        BadInput{"LogUniformMinNegative", [](json& j) { Space(j)["lr"]["min"] = -1; },
+                 "spec.searchSpace.lr.min: must be greater than 0 on a log scale"},
+        BadInput{"LogUniformMinAboveMax", [](json& j) { Space(j)["lr"]["min"] = 1; },
+                 "spec.searchSpace.lr.max: must be greater than spec.searchSpace.lr.min (1)"},
+        BadInput{"LogIntWithMinZero",
+                 [](json& j) {
+                   Space(j)["width"] = {{"type", "int"}, {"min", 0}, {"max", 64}, {"log", true}};
+                 },
+                 "spec.searchSpace.width.min: must be greater than 0 on a log scale, got 0"},
+        BadInput{"IntWithFractionalBound",
+                 [](json& j) {
+                   Space(j)["width"] = {{"type", "int"}, {"min", 1.5}, {"max", 64}};
+                 },
+                 "spec.searchSpace.width.min: must be an integer"},
+        BadInput{"ChoiceWithEmptyValues",
+                 [](json& j) { Space(j)["batch-size"]["values"] = json::array(); },
+                 "spec.searchSpace.batch-size.values: must be a non-empty list"},
+        BadInput{"ChoiceWithoutValues", [](json& j) { Space(j)["batch-size"].erase("values"); },
+                 "spec.searchSpace.batch-size.values: required for type choice"},
+        BadInput{"ChoiceWithAnObjectValue",
+                 [](json& j) {
+                   Space(j)["batch-size"]["values"] = {64, {{"a", 1}}};
+                 },
+                 "spec.searchSpace.batch-size.values[1]: must be a number, string or boolean"},
+        BadInput{"ParamWithoutType", [](json& j) { Space(j)["lr"].erase("type"); },
+                 "spec.searchSpace.lr.type: required"},
+        BadInput{"ParamNameIsNotAFlag",
+                 [](json& j) {
+                   Space(j)["--lr"] = {{"type", "uniform"}, {"min", 0}, {"max", 1}};
+                 },
+                 "spec.searchSpace.--lr: parameter names are trainer flag names"},
+        BadInput{"GridAlgorithmWithContinuousParam",
+                 [](json& j) { j["spec"]["scheduler"]["algorithm"] = "grid"; },
+                 "spec.searchSpace.lr.type: the grid algorithm needs discrete parameters"},
+        BadInput{"WrongApiVersion", [](json& j) { j["apiVersion"] = "budgetsweep.dev/v2"; },
+                 "apiVersion: must be budgetsweep.dev/v1alpha1"},
+        BadInput{"NameIsNotADnsLabel", [](json& j) { j["metadata"]["name"] = "Bad_Name"; },
+                 "metadata.name: must be a DNS label"},
+        BadInput{"TemplateWithoutContainers",
+                 [](json& j) {
+                   j["spec"]["trial"]["template"] = {{"spec", json::object()}};
+                 },
+                 "spec.trial.template.spec.containers: must list at least one container"},
+        BadInput{"NegativeGpus", [](json& j) { j["spec"]["trial"]["gpus"] = -1; },
+                 "spec.trial.gpus: must be between 0 and 10000000, got -1"},
+        BadInput{"MissingTimeoutZero",
+                 [](json& j) {
+                   j["spec"]["metrics"] = {{"missingTimeoutSeconds", 0}};
+                 },
+                 "spec.metrics.missingTimeoutSeconds: must be greater than 0"}),
+    [](const ::testing::TestParamInfo<BadInput>& row) { return row.param.name; });
+
+TEST(ParseSweep, ReportsEveryProblemAtOnceOneLineEach) {
+  json j = ValidSweepJson();
+  j["spec"]["budget"]["gpuHours"] = 0;
+  j["spec"]["resource"]["reductionFactor"] = 1;
+  j["spec"]["resource"]["max"] = 0.5;
+  Space(j)["lr"]["min"] = 0;
+  j["spec"]["trial"]["colour"] = "blue";
+  j["kind"] = "Sweep";
+  StatusOr<SweepSpec> spec = ParseSweep(j);
+  ASSERT_FALSE(spec.ok());
+  const std::string m = spec.status().message();
+  EXPECT_THAT(m, HasSubstr("kind: must be BudgetSweep"));
+  EXPECT_THAT(m, HasSubstr("spec.budget.gpuHours: must be greater than 0"));
+  EXPECT_THAT(m, HasSubstr("spec.resource.reductionFactor: must be at least 2"));
+  EXPECT_THAT(m, HasSubstr("spec.resource.max: must be greater than spec.resource.min (1)"));
+  EXPECT_THAT(m, HasSubstr("spec.searchSpace.lr.min: must be greater than 0 on a log scale"));
+  EXPECT_THAT(m, HasSubstr("spec.trial.colour: unknown field"));
+  EXPECT_EQ(std::count(m.begin(), m.end(), '\n'), 5) << m;
+}
+
+TEST(ParseSweep, NamesTheStableEnumSpellings) {
+  EXPECT_STREQ(GoalName(Goal::kMinimize), "minimize");
+  EXPECT_STREQ(AlgorithmName(Algorithm::kGrid), "grid");
+  EXPECT_STREQ(AshaModeName(AshaMode::kPause), "pause");
+}
+
+}  // namespace
+}  // namespace bsw

@@ -1,0 +1,170 @@
+#include "operator/core/ledger.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <optional>
+#include <vector>
+
+namespace bsw {
+namespace {
+
+SegmentStatus Segment(int devices, std::optional<double> started, std::optional<double> finished,
+                      double deadline) {
+  SegmentStatus s;
+  s.devices = devices;
+  s.started_unix_seconds = started;
+  s.finished_unix_seconds = finished;
+  s.deadline_unix_seconds = deadline;
+  s.state = !started ? SegmentState::kPending
+                     : (finished ? SegmentState::kSucceeded : SegmentState::kRunning);
+  return s;
+}
+
+TEST(Ledger, ChargesDevicesTimesBackendSecondsOfFinishedSegments) {
+  Ledger ledger(1e6);
+  ledger.Observe({Segment(2, 100, 250, 400), Segment(4, 1000, 1010, 2000)}, 5000);
+  EXPECT_DOUBLE_EQ(ledger.used(), 2 * 150 + 4 * 10);
+  EXPECT_DOUBLE_EQ(ledger.reserved(), 0);
+}
+
+TEST(Ledger, ChargesRunningSegmentsUpToNowAndReservesTheRestOfTheirDeadline) {
+  Ledger ledger(1e6);
+  ledger.Observe({Segment(2, 100, std::nullopt, 400)}, 150);
+  EXPECT_DOUBLE_EQ(ledger.used(), 2 * 50);
+  EXPECT_DOUBLE_EQ(ledger.reserved(), 2 * 250);
+  EXPECT_DOUBLE_EQ(ledger.remaining(), 1e6 - 600);
+}
+
+TEST(Ledger, CountsACpuOnlySegmentAsOneDevice) {
+  Ledger ledger(1e6);
+  ledger.Observe({Segment(0, 0, 30, 60)}, 100);
+  EXPECT_DOUBLE_EQ(ledger.used(), 30);
+  EXPECT_EQ(ChargedDevices(0), 1);
+  EXPECT_EQ(ChargedDevices(8), 8);
+}
+
+TEST(Ledger, PendingSegmentCostsNothingButHoldsItsReservation) {
+  Ledger ledger(1e6);
+  ledger.Observe({Segment(1, std::nullopt, std::nullopt, 700)}, 100);
+  EXPECT_DOUBLE_EQ(ledger.used(), 0);
+  EXPECT_DOUBLE_EQ(ledger.reserved(), 600);
+}
+
+TEST(Ledger, SegmentPastItsDeadlineReservesNothingMore) {
+  Ledger ledger(1e6);
+  ledger.Observe({Segment(1, 0, std::nullopt, 50)}, 80);
+  EXPECT_DOUBLE_EQ(ledger.used(), 80);
+  EXPECT_DOUBLE_EQ(ledger.reserved(), 0);
+}
+
+TEST(Ledger, ObserveRecomputesInsteadOfAccumulating) {
+  Ledger ledger(1e6);
+  std::vector<SegmentStatus> segments = {Segment(1, 0, 10, 100)};
+  ledger.Observe(segments, 20);
+  ledger.Observe(segments, 30);
+  EXPECT_DOUBLE_EQ(ledger.used(), 10);
+}
+
+TEST(Ledger, AdmitsRequestThatExactlyFillsTheBudget) {
+  Ledger ledger(1000);
+  ledger.Observe({Segment(1, 0, 250, 300), Segment(1, 0, std::nullopt, 500)}, 250);
+  ASSERT_DOUBLE_EQ(ledger.used() + ledger.reserved(), 750);
+  EXPECT_EQ(ledger.Admit(250), std::nullopt);
+  EXPECT_DOUBLE_EQ(ledger.reserved(), 500);
+  EXPECT_DOUBLE_EQ(ledger.remaining(), 0);
+}
+
+TEST(Ledger, DeniesRequestAnEpsilonOverTheBudgetWithTheFigures) {
+  Ledger ledger(1000);
+  ledger.Observe({Segment(1, 0, 250, 300), Segment(1, 0, std::nullopt, 500)}, 250);
+  std::optional<Denial> denial = ledger.Admit(250.001);
+  ASSERT_TRUE(denial.has_value());
+  EXPECT_EQ(denial->reason, "BudgetExhausted");
+  EXPECT_DOUBLE_EQ(denial->requested_device_seconds, 250.001);
+  EXPECT_DOUBLE_EQ(denial->remaining_device_seconds, 250);
+  EXPECT_DOUBLE_EQ(ledger.reserved(), 250);  // a denial reserves nothing
+}
+
+TEST(Ledger, SeveralAdmissionsInOnePassCannotOvercommit) {
+  Ledger ledger(100);
+  EXPECT_EQ(ledger.Admit(60), std::nullopt);
+  EXPECT_TRUE(ledger.Admit(60).has_value());
+  EXPECT_EQ(ledger.Admit(40), std::nullopt);
+  EXPECT_TRUE(ledger.Admit(1).has_value());
+}
+
+TEST(Ledger, ReleaseGivesBackReservationButNeverBelowZero) {
+  Ledger ledger(100);
+  ASSERT_EQ(ledger.Admit(60), std::nullopt);
+  ledger.Release(20);
+  EXPECT_DOUBLE_EQ(ledger.reserved(), 40);
+  ledger.Release(1000);
+  EXPECT_DOUBLE_EQ(ledger.reserved(), 0);
+}
+
+TEST(Denial, MessageSaysReasonRequestedAndRemainingInGpuHours) {
+  Denial d{"BudgetExhausted", 1800, 720};
+  EXPECT_EQ(d.Message(), "BudgetExhausted: requested 0.5000 GPU-hours, remaining 0.2000 GPU-hours");
+}
+
+TEST(CostModel, IsUnknownUntilSomethingWasMeasured) {
+  CostModel cost;
+  EXPECT_EQ(cost.SecondsPerUnit(), std::nullopt);
+  cost.Measure(0, 3);
+  cost.Measure(10, 0);
+  EXPECT_EQ(cost.SecondsPerUnit(), std::nullopt);
+}
+
+TEST(CostModel, EstimatesWithTheSlowestOfTheRecentMeasurements) {
+  CostModel cost;
+  cost.Measure(30, 3);
+  cost.Measure(100, 2);
+  cost.Measure(12, 4);
+  EXPECT_DOUBLE_EQ(*cost.SecondsPerUnit(), 50);
+  for (int i = 0; i < 16; ++i) cost.Measure(20, 2);
+  EXPECT_DOUBLE_EQ(*cost.SecondsPerUnit(), 10);  // the slow one aged out of the window
+}
+
+// Simulates a controller that admits segments, lets the backend run them (never past their
+// deadline), ends some early and observes again: used + reserved never exceeds the budget.
+RC_GTEST_PROP(Ledger, AdmissionsNeverCommitMoreThanTheBudget, ()) {
+  const double budget = *rc::gen::inRange(100, 100000);
+  const auto steps = *rc::gen::container<std::vector<std::tuple<int, int, int>>>(
+      rc::gen::tuple(rc::gen::inRange(0, 3), rc::gen::inRange(1, 5000), rc::gen::inRange(0, 4)));
+  Ledger ledger(budget);
+  std::vector<SegmentStatus> segments;
+  double now = 0;
+  for (const auto& [op, amount, devices] : steps) {
+    if (op == 0) {
+      std::optional<Denial> denial = ledger.Admit(amount);
+      if (denial) {
+        RC_ASSERT(ledger.used() + ledger.reserved() + amount > budget);
+        RC_ASSERT(denial->requested_device_seconds == amount);
+      } else {
+        int charged = ChargedDevices(devices);
+        segments.push_back(Segment(devices, std::nullopt, std::nullopt,
+                                   now + static_cast<double>(amount) / charged));
+      }
+    } else if (op == 1) {
+      now += amount / 10.0;
+      for (SegmentStatus& s : segments) {
+        if (!s.started_unix_seconds && amount % 2 == 0) s.started_unix_seconds = now;
+        // The backend (or the kubelet) ends every segment at its deadline.
+        if (s.started_unix_seconds && !s.finished_unix_seconds && now >= s.deadline_unix_seconds) {
+          s.finished_unix_seconds = s.deadline_unix_seconds;
+        }
+      }
+    } else if (!segments.empty()) {
+      SegmentStatus& s = segments[static_cast<size_t>(amount) % segments.size()];
+      if (s.started_unix_seconds && !s.finished_unix_seconds) s.finished_unix_seconds = now;
+    }
+    if (op != 0) ledger.Observe(segments, now);
+    RC_ASSERT(ledger.used() + ledger.reserved() <= budget * (1 + 1e-12));
+    RC_ASSERT(ledger.remaining() >= 0);
+  }
+}
+
+}  // namespace
+}  // namespace bsw

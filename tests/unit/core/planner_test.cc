@@ -1,0 +1,423 @@
+#include "operator/core/planner.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <ostream>
+#include <string>
+
+#include "tests/unit/core/planner_harness.h"
+#include "tests/unit/core/sweep_fixture.h"
+
+namespace bsw {
+namespace {
+
+using nlohmann::json;
+using testing::CountActions;
+using testing::CountEvents;
+using testing::FindCondition;
+using ::testing::HasSubstr;
+using testing::PlannerHarness;
+using Type = Event::Type;
+
+// The sweep every row starts from: rungs 1, 3, 9 epochs (η = 3), two trials at a time, one GPU
+// hour, one retry, a 60 s metrics timeout and a 30 s grace period.
+json BaseSweep() {
+  json j = testing::ValidSweepJson();
+  j["spec"]["resource"] = {{"unit", "epochs"}, {"min", 1}, {"max", 9}, {"reductionFactor", 3}};
+  j["spec"]["parallelism"] = 2;
+  j["spec"]["maxTrials"] = 20;
+  j["spec"]["budget"]["gpuHours"] = 1;
+  j["spec"]["metrics"] = {{"missingTimeoutSeconds", 60}};
+  return j;
+}
+
+// One situation of the reconcile table: how to change the base sweep, then how to drive the
+// sweep into the situation and what the planner must do there.
+struct Situation {
+  std::string name;
+  std::function<void(json&)> edit;
+  std::function<void(PlannerHarness&)> run;
+};
+
+void PrintTo(const Situation& s, std::ostream* os) { *os << s.name; }
+
+class PlannerTable : public ::testing::TestWithParam<Situation> {};
+
+TEST_P(PlannerTable, DecidesAsTheSituationRequires) {
+  json j = BaseSweep();
+  GetParam().edit(j);
+  StatusOr<SweepSpec> spec = ParseSweep(j);
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  PlannerHarness h(*spec);
+  GetParam().run(h);
+  EXPECT_THAT(h.apply_failures(), ::testing::IsEmpty());
+}
+
+void NoEdit(json&) {}
+
+const Action* FindAction(const Plan& plan, Action::Kind kind, int64_t trial) {
+  for (const Action& a : plan.actions) {
+    if (a.kind == kind && a.trial == trial) return &a;
+  }
+  return nullptr;
+}
+
+const Event* FindEvent(const Plan& plan, Type type) {
+  for (const Event& e : plan.events) {
+    if (e.type == type) return &e;
+  }
+  return nullptr;
+}
+
+// Both first trials report the given values at every rung up to `resource` and, when it is the
+// last rung, exit.
+void RunBothTo(PlannerHarness& h, double resource, double v0, double v1) {
+  for (double r : {1.0, 3.0, 9.0}) {
+    if (r > resource) break;
+    h.Advance(10 * r);
+    h.Report(0, r, v0 + r / 100);
+    h.Report(1, r, v1 + r / 100);
+    h.PassAndCarry();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Reconcile, PlannerTable,
+    ::testing::Values(
+        Situation{"FirstPassStartsParallelismTrialsAndPublishesConditions", NoEdit,
+                  [](PlannerHarness& h) {
+                    EXPECT_EQ(h.model().phase(), SweepPhase::kPending);
+                    Plan plan = h.Pass();
+                    EXPECT_EQ(CountEvents(plan, Type::kTrialCreated), 2);
+                    ASSERT_EQ(CountActions(plan, Action::Kind::kStart), 2);
+                    for (const Action& a : plan.actions) {
+                      EXPECT_EQ(a.segment, 0);
+                      EXPECT_DOUBLE_EQ(a.until, 9);  // stop mode runs to max
+                      // Nothing is measured yet: each gets an equal share of the budget.
+                      EXPECT_DOUBLE_EQ(a.deadline, h.now() + 1800);
+                    }
+                    EXPECT_TRUE(plan.denials.empty());
+                    ASSERT_EQ(plan.conditions.size(), 3u);
+                    EXPECT_EQ(FindCondition(plan, "Progressing")->status, "True");
+                    EXPECT_EQ(FindCondition(plan, "BudgetAvailable")->status, "True");
+                    EXPECT_EQ(FindCondition(plan, "MetricsAvailable")->status, "True");
+                    EXPECT_EQ(h.model().phase(), SweepPhase::kRunning);
+                    EXPECT_EQ(h.model().count(TrialPhase::kRunning), 2);
+                    EXPECT_EQ(h.model().trial(1).params, h.model().search_space().ConfigAt(1));
+                  }},
+        Situation{"RungWithTooFewResultsContinuesTheFirstValueAndStopsAWorseSecond", NoEdit,
+                  [](PlannerHarness& h) {
+                    h.PassAndCarry();
+                    h.Advance(10);
+                    h.Report(0, 1, 0.5);
+                    Plan plan = h.PassAndCarry();
+                    EXPECT_EQ(CountActions(plan, Action::Kind::kStop), 0);
+                    EXPECT_EQ(h.model().continued(0), 1);
+                    h.Report(1, 1, 0.4);
+                    plan = h.PassAndCarry();
+                    const Action* stop = FindAction(plan, Action::Kind::kStop, 1);
+                    ASSERT_NE(stop, nullptr);
+                    EXPECT_EQ(stop->reason, "RungCutoff");
+                    EXPECT_THAT(FindEvent(plan, Type::kTrialStopped)->message,
+                                HasSubstr("not in the top 1/3"));
+                    EXPECT_EQ(FindAction(plan, Action::Kind::kStop, 0), nullptr);
+                    h.Advance(1);
+                    plan = h.PassAndCarry();
+                    EXPECT_EQ(h.model().trial(1).phase, TrialPhase::kStopped);
+                    EXPECT_EQ(h.model().trial(1).reason, "RungCutoff");
+                    EXPECT_EQ(CountEvents(plan, Type::kTrialCreated), 1);  // its slot refills
+                  }},
+        Situation{"StopNotYetCarriedOutIsReissuedWithoutAnotherEvent", NoEdit,
+                  [](PlannerHarness& h) {
+                    h.PassAndCarry();
+                    h.Advance(10);
+                    h.Report(0, 1, 0.5);
+                    h.Report(1, 1, 0.4);
+                    Plan plan = h.Pass();  // the stop is journaled, then the controller crashes
+                    ASSERT_NE(FindAction(plan, Action::Kind::kStop, 1), nullptr);
+                    h.Advance(1);
+                    plan = h.Pass();
+                    EXPECT_NE(FindAction(plan, Action::Kind::kStop, 1), nullptr);
+                    EXPECT_EQ(CountEvents(plan, Type::kTrialStopped), 0);
+                  }},
+        Situation{"MetricMissingWaitsUntilTheTimeoutThenStopsWithMetricsMissing", NoEdit,
+                  [](PlannerHarness& h) {
+                    h.PassAndCarry();
+                    h.Advance(5);
+                    h.observed().metrics.erase(h.model().TrialName(0));
+                    h.Report(1, 1, 0.4);
+                    Plan plan = h.PassAndCarry();
+                    EXPECT_THAT(plan.unknown, ::testing::ElementsAre(h.model().TrialName(0)));
+                    EXPECT_EQ(FindCondition(plan, "MetricsAvailable")->reason, "MetricsMissing");
+                    EXPECT_EQ(CountActions(plan, Action::Kind::kStop), 0);
+                    h.Advance(60);  // exactly the timeout: still waiting
+                    plan = h.PassAndCarry();
+                    EXPECT_EQ(CountActions(plan, Action::Kind::kStop), 0);
+                    h.Advance(1);
+                    plan = h.PassAndCarry();
+                    const Action* stop = FindAction(plan, Action::Kind::kStop, 0);
+                    ASSERT_NE(stop, nullptr);
+                    EXPECT_EQ(stop->reason, "MetricsMissing");
+                    EXPECT_EQ(FindAction(plan, Action::Kind::kStop, 1), nullptr);
+                  }},
+        Situation{"PassedRungWithoutItsValueIsUnknownNotAVerdict", NoEdit,
+                  [](PlannerHarness& h) {
+                    h.PassAndCarry();
+                    h.Advance(30);
+                    h.observed().metrics[h.model().TrialName(0)].resource_completed = 3;
+                    h.Report(1, 1, 0.4);
+                    Plan plan = h.PassAndCarry();
+                    EXPECT_THAT(plan.unknown, ::testing::ElementsAre(h.model().TrialName(0)));
+                    EXPECT_EQ(CountActions(plan, Action::Kind::kStop), 0);
+                  }},
+        Situation{"PendingTrialIsNeverStoppedForMissingMetrics", NoEdit,
+                  [](PlannerHarness& h) {
+                    Plan plan = h.Pass();
+                    for (const Action& a : plan.actions) {
+                      SegmentStatus pending;
+                      pending.trial = h.model().TrialName(a.trial);
+                      pending.state = SegmentState::kPending;
+                      pending.devices = 1;
+                      pending.deadline_unix_seconds = a.deadline;
+                      h.observed().segments[{pending.trial, 0}] = pending;
+                    }
+                    for (int i = 0; i < 10; ++i) {
+                      h.Advance(60);
+                      plan = h.Pass();
+                      EXPECT_TRUE(plan.unknown.empty());
+                      EXPECT_EQ(CountActions(plan, Action::Kind::kStop), 0);
+                    }
+                  }},
+        Situation{"FailedTrialIsRetriedOnceAsSegmentOneThenFails",
+                  [](json& j) { j["spec"]["parallelism"] = 1; },
+                  [](PlannerHarness& h) {
+                    h.PassAndCarry();
+                    h.Advance(12);
+                    h.Report(0, 1, 0.5);
+                    h.Exit(0, 1);
+                    Plan plan = h.PassAndCarry();
+                    EXPECT_EQ(FindEvent(plan, Type::kSegmentEnded)->reason, "Error");
+                    // The retry keeps its slot: no new trial takes it.
+                    EXPECT_EQ(CountEvents(plan, Type::kTrialCreated), 0);
+                    EXPECT_EQ(h.model().trial(0).phase, TrialPhase::kRunning);
+                    h.Advance(1);
+                    plan = h.PassAndCarry();
+                    const Action* retry = FindAction(plan, Action::Kind::kStart, 0);
+                    ASSERT_NE(retry, nullptr);
+                    EXPECT_EQ(retry->segment, 1);
+                    EXPECT_DOUBLE_EQ(FindEvent(plan, Type::kSegmentLaunched)->from, 1);
+                    EXPECT_EQ(CountEvents(plan, Type::kTrialCreated), 0);
+                    h.Advance(5);
+                    h.Exit(0, 1);
+                    plan = h.PassAndCarry();
+                    EXPECT_EQ(h.model().trial(0).phase, TrialPhase::kFailed);
+                    EXPECT_EQ(h.model().count(TrialPhase::kFailed), 1);
+                    EXPECT_EQ(h.model().trial(0).failures, 2);
+                  }},
+        Situation{"DivergedTrainerEndsItsTrialAsDiverged", NoEdit,
+                  [](PlannerHarness& h) {
+                    h.PassAndCarry();
+                    h.Advance(5);
+                    h.Exit(0, 3);
+                    Plan plan = h.PassAndCarry();
+                    EXPECT_EQ(FindEvent(plan, Type::kSegmentEnded)->reason, "Diverged");
+                    EXPECT_EQ(h.model().trial(0).phase, TrialPhase::kStopped);
+                  }},
+        Situation{"TooManyFailedTrialsFailTheSweepAndStopTheRest",
+                  [](json& j) {
+                    j["spec"]["maxFailedTrials"] = 1;
+                    j["spec"]["trial"]["maxRetries"] = 0;
+                  },
+                  [](PlannerHarness& h) {
+                    h.PassAndCarry();
+                    h.Advance(5);
+                    h.Exit(0, 1);
+                    h.PassAndCarry();
+                    EXPECT_EQ(h.model().count(TrialPhase::kFailed), 1);
+                    Plan plan = h.PassAndCarry();
+                    const Event* finished = FindEvent(plan, Type::kSweepFinished);
+                    ASSERT_NE(finished, nullptr);
+                    EXPECT_EQ(finished->reason, "TooManyFailedTrials");
+                    EXPECT_EQ(h.model().phase(), SweepPhase::kFailed);
+                    EXPECT_NE(FindAction(plan, Action::Kind::kStop, 1), nullptr);
+                    EXPECT_EQ(CountActions(plan, Action::Kind::kStart), 0);
+                    EXPECT_EQ(FindCondition(plan, "Progressing")->reason, "Failed");
+                  }},
+        Situation{"MaxTrialsReachedCompletesTheSweepWithTheBest",
+                  [](json& j) { j["spec"]["maxTrials"] = 2; },
+                  [](PlannerHarness& h) {
+                    h.PassAndCarry();
+                    RunBothTo(h, 9, 0.5, 0.7);
+                    h.Exit(0);
+                    h.Exit(1);
+                    Plan plan = h.PassAndCarry();
+                    const Event* finished = FindEvent(plan, Type::kSweepFinished);
+                    ASSERT_NE(finished, nullptr);
+                    EXPECT_EQ(finished->phase, SweepPhase::kCompleted);
+                    EXPECT_EQ(h.model().phase(), SweepPhase::kCompleted);
+                    EXPECT_EQ(h.model().count(TrialPhase::kCompleted), 2);
+                    ASSERT_TRUE(h.model().best().has_value());
+                    EXPECT_EQ(h.model().best()->trial, 1);
+                    EXPECT_DOUBLE_EQ(h.model().best()->resource, 9);
+                    EXPECT_EQ(FindCondition(plan, "Progressing")->status, "False");
+                  }},
+        Situation{"BudgetNearlySpentDeniesNewWorkWhileATrialStillRuns",
+                  [](json& j) { j["spec"]["budget"]["gpuHours"] = 0.01; },  // 36 GPU-seconds
+                  [](PlannerHarness& h) {
+                    h.PassAndCarry();
+                    h.Advance(10);
+                    h.Report(0, 1, 0.5);
+                    h.Report(1, 1, 0.4);
+                    h.PassAndCarry();  // trial 1 is cut at rung 1
+                    h.Advance(1);
+                    Plan plan = h.PassAndCarry();
+                    ASSERT_FALSE(plan.denials.empty());
+                    const Denial& d = plan.denials.front();
+                    EXPECT_EQ(d.reason, "BudgetExhausted");
+                    EXPECT_GT(d.requested_device_seconds, d.remaining_device_seconds);
+                    EXPECT_EQ(CountEvents(plan, Type::kTrialCreated), 0);
+                    EXPECT_EQ(CountEvents(plan, Type::kSweepFinished), 0);
+                    EXPECT_EQ(FindCondition(plan, "BudgetAvailable")->status, "False");
+                    EXPECT_EQ(FindCondition(plan, "Progressing")->status, "True");
+                  }},
+        Situation{"BudgetNearlySpentExhaustsTheSweepOnceNothingRuns",
+                  [](json& j) { j["spec"]["budget"]["gpuHours"] = 0.01; },
+                  [](PlannerHarness& h) {
+                    h.PassAndCarry();
+                    h.Advance(10);
+                    h.Report(0, 1, 0.5);
+                    h.Report(1, 1, 0.4);
+                    h.PassAndCarry();
+                    h.Advance(10);  // trial 0 reaches its 18 s share: the backend ends it
+                    h.End(0, 0, SegmentState::kFailed, 137, "DeadlineExceeded");
+                    Plan plan = h.PassAndCarry();
+                    const Event* finished = FindEvent(plan, Type::kSweepFinished);
+                    ASSERT_NE(finished, nullptr);
+                    EXPECT_EQ(finished->phase, SweepPhase::kBudgetExhausted);
+                    EXPECT_THAT(finished->message, HasSubstr("BudgetExhausted: requested"));
+                    EXPECT_EQ(h.model().phase(), SweepPhase::kBudgetExhausted);
+                    EXPECT_EQ(h.model().trial(0).reason, "DeadlineExceeded");
+                    EXPECT_EQ(FindCondition(plan, "Progressing")->reason, "BudgetExhausted");
+                  }},
+        Situation{"SpecChangedToALowerBudgetExhaustsTheReplayedSweep", NoEdit,
+                  [](PlannerHarness& h) {
+                    h.PassAndCarry();
+                    RunBothTo(h, 3, 0.5, 0.7);
+                    h.Advance(60);
+                    h.Exit(0);
+                    h.Exit(1);
+                    // The same journal and backend state under a spec whose budget is now spent.
+                    SweepSpec lower = h.spec();
+                    lower.budget_gpu_hours = 0.05;
+                    PlannerHarness replay(lower);
+                    for (const Event& e : h.journal()) replay.Journal(e);
+                    replay.observed() = h.observed();
+                    replay.Advance(h.now() - replay.now());
+                    EXPECT_EQ(replay.model().trial_count(), 2);
+                    Plan plan = replay.PassAndCarry();
+                    EXPECT_EQ(CountActions(plan, Action::Kind::kStart), 0);
+                    ASSERT_FALSE(plan.denials.empty());
+                    EXPECT_DOUBLE_EQ(plan.denials.front().remaining_device_seconds, 0);
+                    EXPECT_EQ(replay.model().phase(), SweepPhase::kBudgetExhausted);
+                    // Under the original budget the same state starts new trials.
+                    EXPECT_EQ(CountActions(h.PassAndCarry(), Action::Kind::kStart), 2);
+                  }},
+        Situation{"CrashAfterJournalingReissuesTheStartWithoutANewTrial", NoEdit,
+                  [](PlannerHarness& h) {
+                    Plan first = h.Pass();  // journaled, then the controller died: no Carry
+                    h.Advance(3);
+                    Plan plan = h.Pass();
+                    EXPECT_TRUE(plan.events.empty());
+                    ASSERT_EQ(CountActions(plan, Action::Kind::kStart), 2);
+                    for (size_t i = 0; i < 2; ++i) {
+                      EXPECT_EQ(plan.actions[i].trial, first.actions[i].trial);
+                      EXPECT_EQ(plan.actions[i].segment, first.actions[i].segment);
+                      EXPECT_DOUBLE_EQ(plan.actions[i].deadline, first.actions[i].deadline);
+                    }
+                    EXPECT_EQ(h.model().trial_count(), 2);
+                  }},
+        Situation{"PauseModeRungWithTooFewResultsStartsNewTrialsInsteadOfPromoting",
+                  [](json& j) { j["spec"]["scheduler"]["mode"] = "pause"; },
+                  [](PlannerHarness& h) {
+                    Plan plan = h.PassAndCarry();
+                    EXPECT_DOUBLE_EQ(plan.actions[0].until, 1);  // pause mode runs to a milestone
+                    h.Advance(10);
+                    h.Report(0, 1, 0.5);
+                    h.Report(1, 1, 0.9);
+                    h.Exit(0);
+                    h.Exit(1);
+                    plan = h.PassAndCarry();
+                    EXPECT_EQ(CountEvents(plan, Type::kTrialPromoted), 0);
+                    EXPECT_EQ(CountEvents(plan, Type::kTrialCreated), 2);
+                    EXPECT_EQ(h.model().count(TrialPhase::kPaused), 2);
+                  }},
+        Situation{
+            "PauseModeResumesTheBestPausedTrialBeforeStartingNewOnes",
+            [](json& j) {
+              j["spec"]["scheduler"]["mode"] = "pause";
+              j["spec"]["parallelism"] = 1;
+            },
+            [](PlannerHarness& h) {
+              h.PassAndCarry();
+              for (int64_t trial = 0; trial < 3; ++trial) {
+                h.Advance(10);
+                h.Report(trial, 1, std::vector<double>{0.3, 0.9, 0.5}[static_cast<size_t>(trial)]);
+                h.Exit(trial);
+                h.PassAndCarry();
+              }
+              // The third pass ended trial 2 and, with 3 values at rung 1, promoted the best.
+              const std::vector<Event>& journal = h.journal();
+              auto promoted = std::find_if(journal.begin(), journal.end(), [](const Event& e) {
+                return e.type == Type::kTrialPromoted;
+              });
+              ASSERT_NE(promoted, journal.end());
+              EXPECT_EQ(promoted->trial, 1);
+              EXPECT_EQ(promoted->rung, 0);
+              const Event& launch = *(promoted + 1);
+              EXPECT_EQ(launch.type, Type::kSegmentLaunched);
+              EXPECT_EQ(launch.segment, 1);
+              EXPECT_DOUBLE_EQ(launch.from, 1);
+              EXPECT_DOUBLE_EQ(launch.until, 3);
+              EXPECT_EQ(h.model().trial_count(), 3);  // no new trial took the slot
+              EXPECT_EQ(h.model().scheduler().promoted(0), 1);
+              EXPECT_EQ(h.model().trial(1).phase, TrialPhase::kRunning);
+            }}),
+    [](const ::testing::TestParamInfo<Situation>& row) { return row.param.name; });
+
+TEST(ComputePlan, IsPureSameInputsGiveTheSamePlan) {
+  PlannerHarness h(ParseSweep(BaseSweep()).value());
+  h.PassAndCarry();
+  h.Advance(10);
+  h.Report(0, 1, 0.5);
+  h.Report(1, 1, 0.4);
+  for (const Event& e : NewRungValues(h.model(), h.observed(), h.now())) h.Journal(e);
+  Ledger ledger(3600);
+  Plan a = ComputePlan(h.model(), h.observed(), ledger, h.now());
+  Plan b = ComputePlan(h.model(), h.observed(), ledger, h.now());
+  ASSERT_EQ(a.events.size(), b.events.size());
+  for (size_t i = 0; i < a.events.size(); ++i) {
+    EXPECT_EQ(a.events[i].ToJson(), b.events[i].ToJson());
+  }
+  EXPECT_EQ(a.actions.size(), b.actions.size());
+}
+
+TEST(NewRungValues, RecordsOnlyMilestonesNotYetRecordedWithTheProgressTheyMeasure) {
+  PlannerHarness h(ParseSweep(BaseSweep()).value());
+  h.PassAndCarry();
+  h.Advance(40);
+  h.Report(0, 1, 0.5);
+  h.Report(0, 2, 0.55);  // not a milestone
+  h.Report(0, 3, 0.6);
+  std::vector<Event> events = NewRungValues(h.model(), h.observed(), h.now());
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_DOUBLE_EQ(events[1].resource, 3);
+  EXPECT_DOUBLE_EQ(events[1].seconds, 40);
+  EXPECT_DOUBLE_EQ(events[1].units, 3);
+  for (const Event& e : events) h.Journal(e);
+  EXPECT_TRUE(NewRungValues(h.model(), h.observed(), h.now()).empty());
+}
+
+}  // namespace
+}  // namespace bsw

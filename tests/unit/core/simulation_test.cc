@@ -1,0 +1,417 @@
+// Whole sweeps against a simulated backend and clock: the planner loop as the controller runs it,
+// with trials that follow a seeded synthetic learning curve, start late, crash now and then, and
+// are killed at their deadline as the kubelet would.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "operator/core/planner.h"
+#include "operator/core/random.h"
+#include "operator/core/sweep_model.h"
+#include "tests/unit/core/planner_harness.h"
+#include "tests/unit/core/sweep_fixture.h"
+
+namespace bsw {
+namespace {
+
+using nlohmann::json;
+using testing::PlannerHarness;
+
+struct SimOptions {
+  AshaMode mode = AshaMode::kStop;
+  uint64_t seed = 1;
+  int max_trials = 1000;
+  double budget_gpu_hours = 20;
+  int parallelism = 8;
+  int gpus = 1;
+  double crash_probability = 0.02;  // per segment
+};
+
+struct SimResult {
+  std::vector<Event> journal;
+  SweepPhase phase = SweepPhase::kPending;
+  double charged_device_seconds = 0;
+  double budget_device_seconds = 0;
+  int64_t trials = 0;
+  int max_live = 0;
+  std::vector<std::string> violations;  // invariant breaches seen while running
+  std::vector<std::string> apply_failures;
+  std::map<TrialPhase, int64_t> counts;
+  std::optional<BestResult> best;
+  int passes = 0;
+};
+
+SweepSpec SimSpec(const SimOptions& o) {
+  json j = testing::ValidSweepJson();
+  j["metadata"]["name"] = "sim";
+  j["spec"]["budget"]["gpuHours"] = o.budget_gpu_hours;
+  j["spec"]["resource"] = {{"min", 1}, {"max", 27}, {"reductionFactor", 3}};
+  j["spec"]["scheduler"] = {{"algorithm", "asha"},
+                            {"mode", o.mode == AshaMode::kStop ? "stop" : "pause"},
+                            {"seed", o.seed}};
+  j["spec"]["parallelism"] = o.parallelism;
+  j["spec"]["maxTrials"] = o.max_trials;
+  j["spec"]["maxFailedTrials"] = o.max_trials;
+  j["spec"]["trial"]["gpus"] = o.gpus;
+  j["spec"]["trial"]["template"]["spec"]["terminationGracePeriodSeconds"] = 5;
+  return ParseSweep(j).value();
+}
+
+// The trainer's objective at `resource`: a saturating curve whose ceiling depends on the learning
+// rate (best near 3e-3), plus per-trial and per-epoch noise.
+double Objective(const Config& params, int64_t trial, double resource, uint64_t seed) {
+  double lr = 1e-3;
+  for (const auto& [name, value] : params) {
+    if (name == "lr") lr = value.get<double>();
+  }
+  Random noise(MixSeed(seed ^ 0x5eed,
+                       static_cast<uint64_t>(trial) * 1000 + static_cast<uint64_t>(resource)));
+  double ceiling = 0.92 - 0.08 * std::pow(std::log10(lr) + 2.5, 2);
+  return ceiling - 0.4 * std::exp(-resource / 6) + 0.01 * (noise.Uniform() - 0.5);
+}
+
+// A backend whose trials run on the simulated clock.
+class SimBackend {
+ public:
+  SimBackend(PlannerHarness& h, const SimOptions& o, SimResult& result)
+      : h_(h), o_(o), result_(result), rng_(MixSeed(o.seed, 77)) {}
+
+  void Carry(const Plan& plan) {
+    for (const Action& a : plan.actions) {
+      const std::string name = h_.model().TrialName(a.trial);
+      auto key = std::make_pair(name, a.segment);
+      if (a.kind == Action::Kind::kStart) {
+        if (h_.observed().segments.contains(key)) continue;  // Start is idempotent
+        for (const auto& [k, run] : runs_) {
+          if (k.first == name && !run.ended) {
+            result_.violations.push_back(name + " launched while segment " +
+                                         std::to_string(k.second) + " is live");
+          }
+        }
+        Run run;
+        run.trial = a.trial;
+        run.progress = h_.model().trial(a.trial).progress();
+        run.until = a.until;
+        run.seconds_per_unit =
+            4 + 4 * Random(MixSeed(o_.seed, static_cast<uint64_t>(a.trial))).Uniform();
+        run.pending_until = h_.now() + std::floor(rng_.Uniform() * 3);
+        if (rng_.Uniform() < o_.crash_probability) {
+          // Half of the crashes hit while training, half at the exit after the last report
+          // (a checkpoint that could not be written).
+          double u = rng_.Uniform();
+          run.crash_at = u < 0.5 ? run.progress + (a.until - run.progress) * 2 * u : a.until;
+        }
+        runs_[key] = run;
+        SegmentStatus s;
+        s.trial = name;
+        s.segment = a.segment;
+        s.devices = o_.gpus;
+        s.deadline_unix_seconds = a.deadline;
+        h_.observed().segments[key] = s;
+      } else if (a.kind == Action::Kind::kStop) {
+        auto it = runs_.find(key);
+        if (it != runs_.end() && !it->second.stop_at) it->second.stop_at = h_.now() + 1;
+      } else {
+        h_.observed().segments.at(key).deadline_unix_seconds = a.deadline;
+      }
+    }
+  }
+
+  // Moves the clock on by `dt` seconds, running every live segment.
+  void Advance(double dt) {
+    h_.Advance(dt);
+    const double now = h_.now();
+    int live = 0;
+    for (auto& [key, run] : runs_) {
+      if (run.ended) continue;
+      SegmentStatus& s = h_.observed().segments.at(key);
+      if (!s.started_unix_seconds) {
+        if (now >= s.deadline_unix_seconds) {
+          End(run, s, now, SegmentState::kFailed, 137, "DeadlineExceeded");
+          continue;
+        }
+        if (run.stop_at) {
+          End(run, s, now, SegmentState::kFailed, 143, "Stopped");
+          continue;
+        }
+        if (now < run.pending_until) {
+          ++live;
+          continue;
+        }
+        s.state = SegmentState::kRunning;
+        s.started_unix_seconds = now;
+        run.last_tick = now;
+      }
+      // Run until the first of: the milestone, a crash, the stop, the deadline.
+      double end = std::min(now, s.deadline_unix_seconds);
+      if (run.stop_at) end = std::min(end, *run.stop_at);
+      double reach = run.progress + (end - run.last_tick) / run.seconds_per_unit;
+      double finish_at = end;
+      if (reach >= run.until) {
+        finish_at = run.last_tick + (run.until - run.progress) * run.seconds_per_unit;
+        reach = run.until;
+      }
+      bool crashed = run.crash_at && reach >= *run.crash_at;
+      if (crashed) {
+        finish_at = run.last_tick + (*run.crash_at - run.progress) * run.seconds_per_unit;
+        reach = *run.crash_at;
+      }
+      Report(run, reach);
+      run.progress = reach;
+      run.last_tick = end;
+      if (crashed) {
+        End(run, s, finish_at, SegmentState::kFailed, 1, "Error");
+      } else if (reach >= run.until) {
+        End(run, s, finish_at, SegmentState::kSucceeded, 0, "");
+      } else if (run.stop_at && end >= *run.stop_at) {
+        End(run, s, end, SegmentState::kFailed, 143, "Stopped");
+      } else if (end >= s.deadline_unix_seconds) {
+        End(run, s, end, SegmentState::kFailed, 137, "DeadlineExceeded");
+        ++deadline_kills_;
+      } else {
+        ++live;
+      }
+    }
+    result_.max_live = std::max(result_.max_live, live);
+    if (live > o_.parallelism) {
+      result_.violations.push_back(std::to_string(live) + " segments live at once");
+    }
+  }
+
+  bool AnyLive() const {
+    for (const auto& [key, run] : runs_) {
+      if (!run.ended) return true;
+    }
+    return false;
+  }
+
+  double Charged() const {
+    double total = 0;
+    for (const auto& [key, s] : h_.observed().segments) {
+      if (s.started_unix_seconds && s.finished_unix_seconds) {
+        total += ChargedDevices(s.devices) * (*s.finished_unix_seconds - *s.started_unix_seconds);
+      } else if (s.started_unix_seconds) {
+        total += ChargedDevices(s.devices) * (h_.now() - *s.started_unix_seconds);
+      }
+    }
+    return total;
+  }
+
+  int deadline_kills() const { return deadline_kills_; }
+
+ private:
+  struct Run {
+    int64_t trial = 0;
+    double progress = 0;
+    double until = 0;
+    double seconds_per_unit = 1;
+    double pending_until = 0;
+    double last_tick = 0;
+    std::optional<double> crash_at;
+    std::optional<double> stop_at;
+    bool ended = false;
+  };
+
+  // The trainer evaluates the objective after every whole epoch and serves what it evaluated.
+  void Report(const Run& run, double reach) {
+    TrialMetrics& m = h_.observed().metrics[h_.model().TrialName(run.trial)];
+    const Trial& t = h_.model().trial(run.trial);
+    for (double epoch = std::floor(run.progress) + 1; epoch <= reach + 1e-9; ++epoch) {
+      m.objective_by_resource[epoch] = Objective(t.params, run.trial, epoch, o_.seed);
+    }
+    m.resource_completed = std::floor(reach + 1e-9);
+  }
+
+  void End(Run& run, SegmentStatus& s, double at, SegmentState state, int exit_code,
+           const std::string& reason) {
+    run.ended = true;
+    s.state = state;
+    s.exit_code = exit_code;
+    s.reason = reason;
+    s.finished_unix_seconds = s.started_unix_seconds ? std::max(at, *s.started_unix_seconds) : at;
+    if (!s.started_unix_seconds) s.started_unix_seconds = s.finished_unix_seconds;
+  }
+
+  PlannerHarness& h_;
+  SimOptions o_;
+  SimResult& result_;
+  Random rng_;
+  std::map<std::pair<std::string, int>, Run> runs_;
+  int deadline_kills_ = 0;
+};
+
+SimResult Simulate(const SimOptions& o) {
+  SimResult result;
+  SweepSpec spec = SimSpec(o);
+  PlannerHarness h(spec);
+  SimBackend backend(h, o, result);
+  result.budget_device_seconds = spec.budget_gpu_hours * 3600;
+  constexpr int kMaxPasses = 20'000;
+  while (result.passes < kMaxPasses && (!h.model().finished() || backend.AnyLive())) {
+    backend.Carry(h.Pass());
+    ++result.passes;
+    backend.Advance(2);
+    if (backend.Charged() > result.budget_device_seconds) {
+      result.violations.push_back("charge above budget at pass " + std::to_string(result.passes));
+      break;
+    }
+  }
+  if (result.passes == kMaxPasses) result.violations.push_back("sweep never finished");
+  result.journal = h.journal();
+  result.phase = h.model().phase();
+  result.charged_device_seconds = backend.Charged();
+  result.trials = h.model().trial_count();
+  result.apply_failures = h.apply_failures();
+  for (TrialPhase p : {TrialPhase::kRunning, TrialPhase::kPaused, TrialPhase::kCompleted,
+                       TrialPhase::kStopped, TrialPhase::kFailed}) {
+    result.counts[p] = h.model().count(p);
+  }
+  result.best = h.model().best();
+  return result;
+}
+
+std::string Dump(const std::vector<Event>& journal) {
+  std::string out;
+  for (const Event& e : journal) out += e.ToJson().dump() + "\n";
+  return out;
+}
+
+// Replays the journal, through its JSON form, into a fresh model of the same spec.
+SweepModel Replay(const SimOptions& o, const std::vector<Event>& journal) {
+  SweepModel model(SimSpec(o));
+  for (const Event& e : journal) {
+    StatusOr<Event> read = Event::FromJson(json::parse(e.ToJson().dump()));
+    EXPECT_TRUE(read.ok());
+    EXPECT_TRUE(model.Apply(*read).ok());
+  }
+  return model;
+}
+
+void ExpectSoundSweep(const SimOptions& o, const SimResult& r) {
+  EXPECT_THAT(r.violations, ::testing::IsEmpty());
+  EXPECT_THAT(r.apply_failures, ::testing::IsEmpty());
+  EXPECT_LE(r.charged_device_seconds, r.budget_device_seconds);
+  EXPECT_LE(r.max_live, o.parallelism);
+  EXPECT_EQ(r.counts.at(TrialPhase::kRunning), 0);
+  ASSERT_TRUE(r.best.has_value());
+
+  SweepModel replayed = Replay(o, r.journal);
+  EXPECT_EQ(replayed.phase(), r.phase);
+  EXPECT_EQ(replayed.trial_count(), r.trials);
+  for (const auto& [phase, count] : r.counts) EXPECT_EQ(replayed.count(phase), count);
+  ASSERT_TRUE(replayed.best().has_value());
+  EXPECT_EQ(replayed.best()->trial, r.best->trial);
+  EXPECT_DOUBLE_EQ(replayed.best()->value, r.best->value);
+  EXPECT_DOUBLE_EQ(replayed.best()->resource, r.best->resource);
+}
+
+TEST(Simulation, StopModeRunsAThousandTrialsWithinBudget) {
+  SimOptions o;
+  o.mode = AshaMode::kStop;
+  auto start = std::chrono::steady_clock::now();
+  SimResult r = Simulate(o);
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.trials, 1000);
+  EXPECT_EQ(r.phase, SweepPhase::kCompleted);
+  ExpectSoundSweep(o, r);
+  EXPECT_GT(r.counts.at(TrialPhase::kCompleted), 0);
+  EXPECT_GT(r.counts.at(TrialPhase::kStopped), 500);  // ASHA stops most of them early
+  RecordProperty("simulated_passes", r.passes);
+  std::printf(
+      "stop mode: %lld trials, %d passes, %.0f ms, charge %.0f of %.0f device-s, "
+      "completed %lld stopped %lld failed %lld\n",
+      static_cast<long long>(r.trials), r.passes, ms, r.charged_device_seconds,
+      r.budget_device_seconds, static_cast<long long>(r.counts.at(TrialPhase::kCompleted)),
+      static_cast<long long>(r.counts.at(TrialPhase::kStopped)),
+      static_cast<long long>(r.counts.at(TrialPhase::kFailed)));
+}
+
+TEST(Simulation, PauseModeRunsAThousandTrialsWithinBudget) {
+  SimOptions o;
+  o.mode = AshaMode::kPause;
+  o.gpus = 2;
+  o.budget_gpu_hours = 40;
+  auto start = std::chrono::steady_clock::now();
+  SimResult r = Simulate(o);
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.trials, 1000);
+  EXPECT_EQ(r.phase, SweepPhase::kCompleted);
+  ExpectSoundSweep(o, r);
+  EXPECT_GT(r.counts.at(TrialPhase::kCompleted), 0);
+  EXPECT_GT(r.counts.at(TrialPhase::kPaused), 500);
+  std::printf(
+      "pause mode: %lld trials, %d passes, %.0f ms, charge %.0f of %.0f device-s, "
+      "completed %lld paused %lld failed %lld\n",
+      static_cast<long long>(r.trials), r.passes, ms, r.charged_device_seconds,
+      r.budget_device_seconds, static_cast<long long>(r.counts.at(TrialPhase::kCompleted)),
+      static_cast<long long>(r.counts.at(TrialPhase::kPaused)),
+      static_cast<long long>(r.counts.at(TrialPhase::kFailed)));
+}
+
+TEST(Simulation, TightBudgetEndsBudgetExhaustedWithoutOverspending) {
+  for (AshaMode mode : {AshaMode::kStop, AshaMode::kPause}) {
+    SimOptions o;
+    o.mode = mode;
+    o.budget_gpu_hours = 1;
+    o.gpus = 0;  // a CPU sweep is charged one device per trial
+    SimResult r = Simulate(o);
+    EXPECT_EQ(r.phase, SweepPhase::kBudgetExhausted) << AshaModeName(mode);
+    EXPECT_LT(r.trials, 1000);
+    ExpectSoundSweep(o, r);
+    // The cap is spent, not left idle: at least 80% of it was charged.
+    EXPECT_GE(r.charged_device_seconds, 0.8 * r.budget_device_seconds) << AshaModeName(mode);
+  }
+}
+
+RC_GTEST_PROP(Simulation, SameSeedGivesAnIdenticalSweepAndChargeStaysWithinBudget, (bool pause)) {
+  SimOptions o;
+  o.seed =
+      *rc::gen::inRange<uint64_t>(0, uint64_t{1} << 52);  // spec.scheduler.seed is a JSON number
+  o.mode = pause ? AshaMode::kPause : AshaMode::kStop;
+  o.max_trials = *rc::gen::inRange(5, 40);
+  o.parallelism = *rc::gen::inRange(1, 6);
+  o.budget_gpu_hours = *rc::gen::inRange(1, 40) / 20.0;
+  o.crash_probability = 0.15;
+  SimResult a = Simulate(o);
+  SimResult b = Simulate(o);
+  RC_ASSERT(a.violations.empty());
+  RC_ASSERT(a.apply_failures.empty());
+  RC_ASSERT(a.charged_device_seconds <= a.budget_device_seconds);
+  RC_ASSERT(a.phase != SweepPhase::kRunning);
+  RC_ASSERT(Dump(a.journal) == Dump(b.journal));
+}
+
+TEST(Simulation, DifferentSeedsGiveDifferentSweeps) {
+  SimOptions a;
+  a.max_trials = 40;
+  SimOptions b = a;
+  b.seed = 2;
+  EXPECT_NE(Dump(Simulate(a).journal), Dump(Simulate(b).journal));
+}
+TEST(Simulation, StuckPauseSweepBug_FailedTopTrialDoesNotKeepTheSweepRunningForever) {
+  // Trial 7 records the best value at rung 1 and then fails for good: it held the rung's only
+  // promotion, the sweep had nothing to run and never finished.
+  SimOptions o;
+  o.seed = 5179;
+  o.mode = AshaMode::kPause;
+  o.max_trials = 9;
+  o.parallelism = 1;
+  o.budget_gpu_hours = 0.05;
+  o.crash_probability = 0.3;
+  SimResult r = Simulate(o);
+  EXPECT_EQ(r.phase, SweepPhase::kCompleted);
+  EXPECT_EQ(r.counts.at(TrialPhase::kFailed), 1);
+  ExpectSoundSweep(o, r);
+}
+
+}  // namespace
+}  // namespace bsw

@@ -19,8 +19,9 @@ configure: deps $(BUILD_DIR)/build.ninja
 build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
+# The quickstart runs the trainer built here; each run is a new sweep in a new state directory.
 run: build
-	$(BSW) run examples/quickstart.yaml --state-dir $(BUILD_DIR)/quickstart-state
+	PATH="$(CURDIR)/$(BUILD_DIR)/trainer-image:$$PATH" $(BSW) run examples/quickstart.yaml
 
 test-unit: build
 	$(CTEST) -L unit

@@ -58,7 +58,7 @@ std::vector<Report> Generate(int64_t trials) {
   };
   std::priority_queue<Pending, std::vector<Pending>, std::greater<>> queue;
   std::vector<double> seconds_per_epoch;
-  AshaScheduler asha(kDecisionRungs, kReductionFactor, Goal::kMaximize);
+  AshaScheduler asha(kDecisionRungs, kReductionFactor, Goal::kMaximize, AshaMode::kStop);
   int64_t next = 0;
   auto start = [&](double now) {
     Random pace(MixSeed(kSeed + 2, static_cast<uint64_t>(next)));

@@ -1,5 +1,6 @@
 #include "operator/core/asha.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -30,45 +31,75 @@ double Rungs::NextAfter(double resource) const {
   return max();
 }
 
-AshaScheduler::AshaScheduler(int decision_rungs, int reduction_factor, Goal goal)
+AshaScheduler::AshaScheduler(int decision_rungs, int reduction_factor, Goal goal, AshaMode mode)
     : reduction_factor_(reduction_factor),
       goal_(goal),
+      tracks_candidates_(mode == AshaMode::kPause),
       rungs_(static_cast<size_t>(decision_rungs)) {}
 
-void AshaScheduler::MoveToTop(RungState& r, const Entry& e) {
-  r.rest.erase(e);
-  r.top.insert(e);
-  if (!r.by_trial.at(e.trial).promoted && !withdrawn_.contains(e.trial)) r.candidates.insert(e);
+namespace {
+// Heap orders: the front of `top` is its worst entry, the front of `rest` its best.
+template <typename E>
+bool TopOrder(const E& a, const E& b) {
+  return a < b;
+}
+template <typename E>
+bool RestOrder(const E& a, const E& b) {
+  return b < a;
+}
+}  // namespace
+
+bool AshaScheduler::Withdrawn(int64_t trial) const {
+  return static_cast<size_t>(trial) < withdrawn_.size() && withdrawn_[static_cast<size_t>(trial)];
 }
 
-void AshaScheduler::MoveToRest(RungState& r, const Entry& e) {
-  r.top.erase(e);
+void AshaScheduler::MoveBestOfRestToTop(RungState& r) {
+  std::pop_heap(r.rest.begin(), r.rest.end(), RestOrder<Entry>);
+  Entry e = r.rest.back();
+  r.rest.pop_back();
+  r.top.push_back(e);
+  std::push_heap(r.top.begin(), r.top.end(), TopOrder<Entry>);
+  TrialAtRung& t = r.trials[static_cast<size_t>(e.trial)];
+  t.in_top = true;
+  if (tracks_candidates_ && !t.promoted && !Withdrawn(e.trial)) r.candidates.insert(e);
+}
+
+void AshaScheduler::MoveWorstOfTopToRest(RungState& r) {
+  std::pop_heap(r.top.begin(), r.top.end(), TopOrder<Entry>);
+  Entry e = r.top.back();
+  r.top.pop_back();
+  r.rest.push_back(e);
+  std::push_heap(r.rest.begin(), r.rest.end(), RestOrder<Entry>);
+  r.trials[static_cast<size_t>(e.trial)].in_top = false;
   r.candidates.erase(e);
-  r.rest.insert(e);
 }
 
 bool AshaScheduler::Record(int64_t trial, int rung, double value) {
   RungState& r = rungs_.at(static_cast<size_t>(rung));
-  if (auto it = r.by_trial.find(trial); it != r.by_trial.end()) return it->second.first_answer;
+  auto index = static_cast<size_t>(trial);
+  if (index >= r.trials.size()) r.trials.resize(std::max(index + 1, r.trials.size() * 2));
+  if (r.trials[index].recorded) return r.trials[index].first_answer;
 
   double score = std::isnan(value) ? -std::numeric_limits<double>::infinity()
                                    : (goal_ == Goal::kMaximize ? value : -value);
   Entry e{score, trial};
-  Recorded& rec = r.by_trial.emplace(trial, Recorded{e, false, false}).first->second;
-  r.rest.insert(e);
-  // The new value may beat the worst of the top set: swap them.
-  if (!r.top.empty() && e < *r.top.rbegin()) {
-    Entry worst = *r.top.rbegin();
-    MoveToRest(r, worst);
-    MoveToTop(r, e);
+  r.trials[index].score = score;
+  r.trials[index].recorded = true;
+  ++r.recorded;
+  r.rest.push_back(e);
+  std::push_heap(r.rest.begin(), r.rest.end(), RestOrder<Entry>);
+  // A new value that beats the worst of the top set is now the best of the rest: swap them.
+  if (!r.top.empty() && e < r.top.front()) {
+    MoveWorstOfTopToRest(r);
+    MoveBestOfRestToTop(r);
   }
-  auto n = static_cast<int64_t>(r.by_trial.size());
-  auto k = static_cast<size_t>(n / reduction_factor_);
-  while (r.top.size() < k && !r.rest.empty()) MoveToTop(r, *r.rest.begin());
+  auto k = static_cast<size_t>(r.recorded / reduction_factor_);
+  while (r.top.size() < k && !r.rest.empty()) MoveBestOfRestToTop(r);
 
   // With fewer than η values the top set is empty; the best value so far continues.
-  rec.first_answer = k > 0 ? r.top.contains(e) : !(*r.rest.begin() < e);
-  return rec.first_answer;
+  TrialAtRung& t = r.trials[index];
+  t.first_answer = k > 0 ? t.in_top : r.rest.front().trial == trial;
+  return t.first_answer;
 }
 
 std::vector<AshaScheduler::Promotion> AshaScheduler::Candidates(size_t limit) const {
@@ -77,7 +108,7 @@ std::vector<AshaScheduler::Promotion> AshaScheduler::Candidates(size_t limit) co
     const RungState& r = rungs_[static_cast<size_t>(rung)];
     // The top set changes as better values arrive, so a trial promoted earlier may have left it:
     // cap the rung's promotions at floor(n/η) in all, not only at the current top set.
-    int64_t allowed = static_cast<int64_t>(r.by_trial.size()) / reduction_factor_ - r.promoted;
+    int64_t allowed = r.recorded / reduction_factor_ - r.promoted;
     for (const Entry& e : r.candidates) {
       if (out.size() == limit || allowed <= 0) break;
       out.push_back(Promotion{e.trial, rung});
@@ -89,24 +120,28 @@ std::vector<AshaScheduler::Promotion> AshaScheduler::Candidates(size_t limit) co
 
 void AshaScheduler::MarkPromoted(int64_t trial, int rung) {
   RungState& r = rungs_.at(static_cast<size_t>(rung));
-  auto it = r.by_trial.find(trial);
-  if (it == r.by_trial.end() || it->second.promoted) return;
-  it->second.promoted = true;
-  r.candidates.erase(it->second.entry);
+  auto index = static_cast<size_t>(trial);
+  if (trial < 0 || index >= r.trials.size() || !r.trials[index].recorded) return;
+  TrialAtRung& t = r.trials[index];
+  if (t.promoted) return;
+  t.promoted = true;
+  r.candidates.erase(Entry{t.score, trial});
   ++r.promoted;
 }
 
 void AshaScheduler::Withdraw(int64_t trial) {
-  withdrawn_.insert(trial);
+  auto index = static_cast<size_t>(trial);
+  if (index >= withdrawn_.size()) withdrawn_.resize(std::max(index + 1, withdrawn_.size() * 2));
+  withdrawn_[index] = true;
   for (RungState& r : rungs_) {
-    if (auto it = r.by_trial.find(trial); it != r.by_trial.end()) {
-      r.candidates.erase(it->second.entry);
+    if (index < r.trials.size() && r.trials[index].in_top) {
+      r.candidates.erase(Entry{r.trials[index].score, trial});
     }
   }
 }
 
 int64_t AshaScheduler::recorded(int rung) const {
-  return static_cast<int64_t>(rungs_.at(static_cast<size_t>(rung)).by_trial.size());
+  return rungs_.at(static_cast<size_t>(rung)).recorded;
 }
 
 int64_t AshaScheduler::promoted(int rung) const {

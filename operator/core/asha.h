@@ -4,8 +4,6 @@
 #include <cstdint>
 #include <optional>
 #include <set>
-#include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "operator/core/api.h"
@@ -50,9 +48,13 @@ class AshaScheduler {
     int rung;  // the rung it was promoted from
   };
 
-  AshaScheduler(int decision_rungs, int reduction_factor, Goal goal);
+  // In stop mode no promotion is ever taken, so the scheduler keeps no candidates (and Candidates()
+  // is empty): stop-mode decisions then touch only the two heaps.
+  AshaScheduler(int decision_rungs, int reduction_factor, Goal goal,
+                AshaMode mode = AshaMode::kPause);
 
-  // Records `value` as the objective of `trial` at `rung`. Returns true when the trial is among the
+  // Records `value` as the objective of `trial` at `rung`. REQUIRES: trial >= 0 (trial indexes
+  // are dense, from 0). Returns true when the trial is among the
   // top 1/η at that rung (stop mode: continue). Recording the same trial at the same rung again
   // changes nothing and returns the same answer as the first time.
   bool Record(int64_t trial, int rung, double value);
@@ -77,30 +79,40 @@ class AshaScheduler {
   struct Entry {
     double score;  // higher is better, whatever the goal
     int64_t trial;
+    // Orders better entries first; ties go to the earlier trial.
     bool operator<(const Entry& o) const {
       return score != o.score ? score > o.score : trial < o.trial;
     }
   };
-  struct Recorded {
-    Entry entry;
-    bool first_answer;  // what Record() said when the value arrived
-    bool promoted;
+  // What a rung knows of one trial. Trials are dense indexes, so rungs keep these in a vector.
+  struct TrialAtRung {
+    double score = 0;
+    bool recorded = false;
+    bool first_answer = false;  // what Record() said when the value arrived
+    bool promoted = false;
+    bool in_top = false;
   };
+  // The top set and the rest are binary heaps in contiguous memory (the worst of the top and the
+  // best of the rest at their fronts): a decision touches O(log n) nearby entries, which keeps its
+  // cost nearly flat from a thousand trials to a hundred thousand.
   struct RungState {
-    std::set<Entry> top;         // the best floor(n/η) recorded values
-    std::set<Entry> rest;        // all other recorded values
-    std::set<Entry> candidates;  // members of `top` not yet promoted
-    std::unordered_map<int64_t, Recorded> by_trial;
+    std::vector<Entry> top;      // the best floor(n/η) recorded values
+    std::vector<Entry> rest;     // all other recorded values
+    std::set<Entry> candidates;  // members of `top` neither promoted nor withdrawn
+    std::vector<TrialAtRung> trials;
+    int64_t recorded = 0;
     int64_t promoted = 0;
   };
 
-  void MoveToTop(RungState& r, const Entry& e);
-  void MoveToRest(RungState& r, const Entry& e);
+  void MoveBestOfRestToTop(RungState& r);
+  void MoveWorstOfTopToRest(RungState& r);
+  bool Withdrawn(int64_t trial) const;
 
   int reduction_factor_;
   Goal goal_;
+  bool tracks_candidates_;
   std::vector<RungState> rungs_;
-  std::unordered_set<int64_t> withdrawn_;
+  std::vector<bool> withdrawn_;
 };
 
 }  // namespace bsw

@@ -134,7 +134,7 @@ SweepModel::SweepModel(const SweepSpec& spec)
     : spec_(spec),
       rungs_(spec),
       space_(spec.search_space, spec.algorithm, spec.seed),
-      scheduler_(rungs_.size() - 1, spec.reduction_factor, spec.goal),
+      scheduler_(rungs_.size() - 1, spec.reduction_factor, spec.goal, spec.mode),
       continued_(static_cast<size_t>(rungs_.size()), 0) {}
 
 std::string SweepModel::TrialName(int64_t index) const {

@@ -35,7 +35,7 @@ class Planner {
       AddConditions();
       return std::move(plan_);
     }
-    for (int64_t index : model_.active()) ReconcileTrial(model_.trial(index));
+    // Checked first, so that a failed sweep launches no retry in its last pass.
     if (model_.count(TrialPhase::kFailed) >= spec_.max_failed_trials) {
       Finish(SweepPhase::kFailed, "TooManyFailedTrials",
              std::to_string(model_.count(TrialPhase::kFailed)) +
@@ -43,6 +43,7 @@ class Planner {
                  std::to_string(spec_.max_failed_trials) + ")");
       StopEverything();
     } else {
+      for (int64_t index : model_.active()) ReconcileTrial(model_.trial(index));
       FillSlots();
       MaybeFinish();
     }

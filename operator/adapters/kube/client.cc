@@ -3,6 +3,7 @@
 #include <httplib.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -174,6 +175,25 @@ class TokenSource {
   double refresh_seconds_;
   double read_at_ = -1;
 };
+
+void NoteBrokenPipe(int) {}
+
+// OpenSSL writes to sockets without MSG_NOSIGNAL, so a peer that closed a TLS connection would
+// kill the process with SIGPIPE. A handler that does nothing turns that into EPIPE; unlike
+// SIG_IGN it is reset by exec, so child processes still get the default. A disposition the
+// program chose itself is left alone.
+void DivertSigpipe() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction current {};
+    if (sigaction(SIGPIPE, nullptr, &current) != 0 || current.sa_handler != SIG_DFL) return;
+    struct sigaction divert {};
+    divert.sa_handler = NoteBrokenPipe;
+    sigemptyset(&divert.sa_mask);
+    divert.sa_flags = SA_RESTART;
+    sigaction(SIGPIPE, &divert, nullptr);
+  });
+}
 
 }  // namespace
 
@@ -367,6 +387,7 @@ Client::~Client() = default;
 StatusOr<std::unique_ptr<Client>> Client::Create(const KubeConfig& config, ClientOptions options) {
   StatusOr<ServerUrl> url = ParseServer(config.server);
   if (!url.ok()) return url.status();
+  DivertSigpipe();
   auto impl = std::make_unique<Impl>(config, std::move(options));
   impl->url = *url;
   Status loaded = impl->LoadCredentials();

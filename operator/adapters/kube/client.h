@@ -98,6 +98,8 @@ class WatchCancel {
 // cpp-httplib 0.11 trusts only a file given by path without also loading the system store.
 //
 // Errors carry the HTTP code and API reason: see errors.h (IsNotFound, IsConflict, ...).
+// The first Create installs a no-op SIGPIPE handler when SIGPIPE has its default action, since
+// OpenSSL's socket writes would otherwise kill the process when a server closes a connection.
 // Transport failures and timeouts are Unavailable.
 class Client {
  public:

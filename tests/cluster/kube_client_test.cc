@@ -207,6 +207,9 @@ TEST_F(KubeCluster, InformerSeesAddUpdateDelete) {
   InformerOptions options;
   options.ns = ns_;
   options.label_selector = "app=kube-client-test";
+  // The server ends each watch after 2 s, so the test also sees the informer resume.
+  options.min_watch_timeout_seconds = 2;
+  options.max_watch_timeout_seconds = 2;
   Informer informer(client, kConfigMaps, options,
                     InformerHandlers{[&](const Json& o) { push("add " + name(o)); },
                                      [&](const Json&, const Json& o) { push("update " + name(o)); },
@@ -224,6 +227,14 @@ TEST_F(KubeCluster, InformerSeesAddUpdateDelete) {
   ASSERT_TRUE(Eventually([&] { return has("delete x"); }));
   EXPECT_FALSE(informer.Get(ns_ + "/x").has_value());
   EXPECT_TRUE(informer.Get(ns_ + "/before").has_value());
+
+  std::this_thread::sleep_for(milliseconds(2500));  // past the first watch's end
+  ASSERT_TRUE(client.Create(kConfigMaps, ns_, ConfigMap("y", "1")).ok());
+  ASSERT_TRUE(Eventually([&] { return has("add y"); }));
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), "add before"), 1);
+  }
 
   auto start = steady_clock::now();
   informer.Stop();

@@ -53,6 +53,7 @@ TEST(KubeClient, CrudRoundTripUsesApiPathsVerbsAndContentTypes) {
 
   ListOptions by_label;
   by_label.label_selector = "app=x";
+  by_label.field_selector = "metadata.namespace=ns";
   StatusOr<Json> list = client.List(kConfigMaps, "ns", by_label);
   ASSERT_TRUE(list.ok());
   EXPECT_EQ((*list)["items"].size(), 2u);
@@ -91,6 +92,7 @@ TEST(KubeClient, CrudRoundTripUsesApiPathsVerbsAndContentTypes) {
   EXPECT_EQ(requests[0].content_type, "application/json");
   EXPECT_EQ(requests[0].authorization, "Bearer test-token");
   EXPECT_EQ(Param(requests[3], "labelSelector"), "app=x");
+  EXPECT_EQ(Param(requests[3], "fieldSelector"), "metadata.namespace=ns");
   EXPECT_EQ(requests[4].method, "PUT");
   EXPECT_EQ(requests[4].path, "/api/v1/namespaces/ns/configmaps/a");
   EXPECT_EQ(requests[5].method, "PATCH");

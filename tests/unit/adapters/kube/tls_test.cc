@@ -119,6 +119,7 @@ StatusOr<Json> GetOnce(const KubeConfig& config) {
   options.max_retries = 0;
   StatusOr<std::unique_ptr<Client>> client = Client::Create(config, options);
   if (!client.ok()) return client.status();
+  EXPECT_EQ((*client)->default_namespace(), config.namespace_name);
   return (*client)->Get(kConfigMaps, "ns", "a");
 }
 

@@ -1,0 +1,554 @@
+#include "operator/adapters/kube/client.h"
+
+#include <httplib.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cstdlib>
+#include <exception>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "operator/adapters/kube/rate_limit.h"
+
+namespace bsw::kube {
+namespace {
+
+constexpr double kMaxRetryBackoffSeconds = 30;
+constexpr size_t kMaxIdleConnections = 8;
+// A watch's connection may stay quiet until the server's timeoutSeconds; read past it.
+constexpr int kWatchReadGraceSeconds = 30;
+
+double SteadySeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+struct X509Deleter {
+  void operator()(X509* cert) const { X509_free(cert); }
+};
+struct KeyDeleter {
+  void operator()(EVP_PKEY* key) const { EVP_PKEY_free(key); }
+};
+struct BioDeleter {
+  void operator()(BIO* bio) const { BIO_free(bio); }
+};
+using BioPtr = std::unique_ptr<BIO, BioDeleter>;
+
+BioPtr MemoryBio(const std::string& pem) {
+  return BioPtr(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+}
+
+struct ServerUrl {
+  bool tls = true;
+  std::string host;
+  int port = 443;
+  std::string base_path;
+};
+
+bool IsLoopbackHost(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.starts_with("127.");
+}
+
+StatusOr<ServerUrl> ParseServer(const std::string& server) {
+  ServerUrl url;
+  std::string rest;
+  if (server.starts_with("https://")) {
+    rest = server.substr(8);
+  } else if (server.starts_with("http://")) {
+    url.tls = false;
+    url.port = 80;
+    rest = server.substr(7);
+  } else {
+    return InvalidArgumentError("server '" + server + "' is not an https:// URL");
+  }
+  size_t path_start = rest.find('/');
+  if (path_start != std::string::npos) {
+    url.base_path = rest.substr(path_start);
+    while (url.base_path.ends_with('/')) url.base_path.pop_back();
+    rest = rest.substr(0, path_start);
+  }
+  size_t port_sep = rest.rfind(':');
+  size_t bracket_end = rest.rfind(']');
+  if (port_sep != std::string::npos &&
+      (bracket_end == std::string::npos || port_sep > bracket_end)) {
+    std::string port = rest.substr(port_sep + 1);
+    auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), url.port);
+    if (ec != std::errc() || end != port.data() + port.size() || url.port <= 0 ||
+        url.port > 65535) {
+      return InvalidArgumentError("server '" + server + "' has a bad port");
+    }
+    rest = rest.substr(0, port_sep);
+  }
+  if (rest.starts_with('[') && rest.ends_with(']')) rest = rest.substr(1, rest.size() - 2);
+  if (rest.empty()) return InvalidArgumentError("server '" + server + "' has no host");
+  url.host = rest;
+  if (!url.tls && !IsLoopbackHost(url.host)) {
+    return InvalidArgumentError("server '" + server +
+                                "' uses plain http, which is allowed only on loopback");
+  }
+  return url;
+}
+
+std::string PercentEncode(const std::string& text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 0xF]);
+    }
+  }
+  return out;
+}
+
+class Query {
+ public:
+  Query& Add(const std::string& key, const std::string& value) {
+    if (value.empty()) return *this;
+    text_ += (text_.empty() ? "?" : "&") + key + "=" + PercentEncode(value);
+    return *this;
+  }
+  const std::string& str() const { return text_; }
+
+ private:
+  std::string text_;
+};
+
+std::string Trim(const std::string& text) {
+  size_t begin = text.find_first_not_of(" \t\r\n");
+  if (begin == std::string::npos) return std::string();
+  return text.substr(begin, text.find_last_not_of(" \t\r\n") + 1 - begin);
+}
+
+double RetryAfterSeconds(const httplib::Response& response) {
+  std::string value = response.get_header_value("Retry-After");
+  int seconds = 0;
+  auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), seconds);
+  return ec == std::errc() && seconds > 0 ? seconds : 0;
+}
+
+std::string Name(const Json& object) {
+  if (!object.is_object()) return std::string();
+  auto metadata = object.find("metadata");
+  if (metadata == object.end() || !metadata->is_object()) return std::string();
+  auto name = metadata->find("name");
+  return name != metadata->end() && name->is_string() ? name->get<std::string>() : std::string();
+}
+
+// The bearer token, re-read from its file once it is older than the refresh period.
+class TokenSource {
+ public:
+  TokenSource(std::string token, std::string file, double refresh_seconds)
+      : token_(std::move(token)), file_(std::move(file)), refresh_seconds_(refresh_seconds) {}
+
+  std::string Token() {
+    if (file_.empty()) return token_;
+    std::lock_guard<std::mutex> lock(mu_);
+    double now = SteadySeconds();
+    if (read_at_ < 0 || now - read_at_ >= refresh_seconds_) {
+      std::ifstream in(file_);
+      std::ostringstream text;
+      text << in.rdbuf();
+      // A failed read keeps the last token: the file is being rotated.
+      if (in && !Trim(text.str()).empty()) token_ = Trim(text.str());
+      read_at_ = now;
+    }
+    return token_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::string token_;
+  std::string file_;
+  double refresh_seconds_;
+  double read_at_ = -1;
+};
+
+void NoteBrokenPipe(int) {}
+
+// OpenSSL writes to sockets without MSG_NOSIGNAL, so a peer that closed a TLS connection would
+// kill the process with SIGPIPE. A handler that does nothing turns that into EPIPE; unlike
+// SIG_IGN it is reset by exec, so child processes still get the default. A disposition the
+// program chose itself is left alone.
+void DivertSigpipe() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction current {};
+    if (sigaction(SIGPIPE, nullptr, &current) != 0 || current.sa_handler != SIG_DFL) return;
+    struct sigaction divert {};
+    divert.sa_handler = NoteBrokenPipe;
+    sigemptyset(&divert.sa_mask);
+    divert.sa_flags = SA_RESTART;
+    sigaction(SIGPIPE, &divert, nullptr);
+  });
+}
+
+}  // namespace
+
+void WatchCancel::Cancel() {
+  std::lock_guard<std::mutex> lock(mu_);
+  cancelled_ = true;
+  if (connection_ != nullptr) connection_->stop();
+}
+
+bool WatchCancel::cancelled() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cancelled_;
+}
+
+struct Client::Impl {
+  KubeConfig config;
+  ClientOptions options;
+  ServerUrl url;
+  std::unique_ptr<X509, X509Deleter> client_cert;
+  std::unique_ptr<EVP_PKEY, KeyDeleter> client_key;
+  std::string ca_file;
+  std::unique_ptr<TokenSource> token;
+  TokenBucket bucket;
+
+  std::mutex pool_mu;
+  std::vector<std::unique_ptr<httplib::ClientImpl>> idle;
+
+  Impl(KubeConfig c, ClientOptions o)
+      : config(std::move(c)), options(std::move(o)), bucket(options.qps, options.burst) {}
+
+  ~Impl() {
+    if (!ca_file.empty()) unlink(ca_file.c_str());
+  }
+
+  Status LoadCredentials() {
+    if (!config.client_cert_pem.empty() || !config.client_key_pem.empty()) {
+      BioPtr cert_bio = MemoryBio(config.client_cert_pem);
+      client_cert.reset(PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr));
+      if (!client_cert) return InvalidArgumentError("the client certificate is not valid PEM");
+      BioPtr key_bio = MemoryBio(config.client_key_pem);
+      client_key.reset(PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr));
+      if (!client_key) return InvalidArgumentError("the client key is not valid PEM");
+      if (X509_check_private_key(client_cert.get(), client_key.get()) != 1) {
+        return InvalidArgumentError("the client key does not match the client certificate");
+      }
+    }
+    if (!config.ca_pem.empty()) {
+      BioPtr ca_bio = MemoryBio(config.ca_pem);
+      std::unique_ptr<X509, X509Deleter> ca(
+          PEM_read_bio_X509(ca_bio.get(), nullptr, nullptr, nullptr));
+      if (!ca) return InvalidArgumentError("the CA bundle holds no valid PEM certificate");
+      const char* tmp = std::getenv("TMPDIR");
+      std::string path =
+          std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/bsw-kube-ca-XXXXXX";
+      int fd = mkstemp(path.data());
+      if (fd < 0) return InternalError("cannot create a file for the CA bundle in " + path);
+      ca_file = path;
+      bool written =
+          fchmod(fd, 0600) == 0 && write(fd, config.ca_pem.data(), config.ca_pem.size()) ==
+                                       static_cast<ssize_t>(config.ca_pem.size());
+      close(fd);
+      if (!written) return InternalError("cannot write the CA bundle to " + path);
+    }
+    token = std::make_unique<TokenSource>(config.token, config.token_file,
+                                          config.token_refresh_seconds);
+    return OkStatus();
+  }
+
+  void Sleep(double seconds) {
+    if (seconds <= 0) return;
+    if (options.sleep) {
+      options.sleep(seconds);
+    } else {
+      std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    }
+  }
+
+  void Throttle() { Sleep(bucket.Reserve(SteadySeconds())); }
+
+  std::unique_ptr<httplib::ClientImpl> Connect(double read_timeout_seconds) {
+    std::unique_ptr<httplib::ClientImpl> connection;
+    if (url.tls) {
+      auto tls = std::make_unique<httplib::SSLClient>(url.host, url.port, client_cert.get(),
+                                                      client_key.get());
+      if (!ca_file.empty()) tls->set_ca_cert_path(ca_file);
+      tls->enable_server_certificate_verification(true);
+      connection = std::move(tls);
+    } else {
+      connection = std::make_unique<httplib::ClientImpl>(url.host, url.port);
+    }
+    auto connect_timeout = std::chrono::duration<double>(options.connect_timeout_seconds);
+    auto read_timeout = std::chrono::duration<double>(read_timeout_seconds);
+    connection->set_connection_timeout(
+        std::chrono::duration_cast<std::chrono::microseconds>(connect_timeout));
+    connection->set_read_timeout(
+        std::chrono::duration_cast<std::chrono::microseconds>(read_timeout));
+    connection->set_write_timeout(
+        std::chrono::duration_cast<std::chrono::microseconds>(read_timeout));
+    connection->set_keep_alive(true);
+    connection->set_tcp_nodelay(true);
+    connection->set_url_encode(false);
+    return connection;
+  }
+
+  httplib::Headers Headers() {
+    httplib::Headers headers = {{"Accept", "application/json"},
+                                {"User-Agent", "budgetsweep-operator"}};
+    std::string bearer = token->Token();
+    if (!bearer.empty()) headers.emplace("Authorization", "Bearer " + bearer);
+    return headers;
+  }
+
+  std::string Path(const Resource& resource, const std::string& ns, const std::string& name) const {
+    std::string path = url.base_path + (resource.group.empty()
+                                            ? "/api/" + resource.version
+                                            : "/apis/" + resource.group + "/" + resource.version);
+    if (resource.namespaced && !ns.empty()) path += "/namespaces/" + PercentEncode(ns);
+    path += "/" + resource.plural;
+    if (!name.empty()) path += "/" + PercentEncode(name);
+    return path;
+  }
+
+  // Sends one request on a pooled connection. Returns the response, or the transport error.
+  httplib::Result Send(const std::string& method, const std::string& path, const std::string& body,
+                       const std::string& content_type) {
+    std::unique_ptr<httplib::ClientImpl> connection;
+    {
+      std::lock_guard<std::mutex> lock(pool_mu);
+      if (!idle.empty()) {
+        connection = std::move(idle.back());
+        idle.pop_back();
+      }
+    }
+    if (!connection) connection = Connect(options.request_timeout_seconds);
+    httplib::Headers headers = Headers();
+    httplib::Result result = [&] {
+      if (method == "GET") return connection->Get(path, headers);
+      if (method == "POST") return connection->Post(path, headers, body, content_type);
+      if (method == "PUT") return connection->Put(path, headers, body, content_type);
+      if (method == "PATCH") return connection->Patch(path, headers, body, content_type);
+      return connection->Delete(path, headers, body, content_type);
+    }();
+    if (result) {
+      std::lock_guard<std::mutex> lock(pool_mu);
+      if (idle.size() < kMaxIdleConnections) idle.push_back(std::move(connection));
+    }
+    return result;
+  }
+
+  StatusOr<Json> Do(const std::string& method, const std::string& path, const Json* body,
+                    const std::string& content_type = "application/json") {
+    const std::string context = method + " " + path;
+    const std::string payload = body != nullptr ? body->dump() : std::string();
+    const bool read_only = method == "GET";
+    double backoff = options.retry_backoff_seconds;
+    for (int attempt = 0;; ++attempt) {
+      Throttle();
+      httplib::Result result = Send(method, path, payload, content_type);
+      Status error;
+      double wait = -1;
+      if (!result) {
+        error = UnavailableError(context + ": " + httplib::to_string(result.error()));
+        if (read_only) wait = backoff;
+      } else if (result->status >= 200 && result->status < 300) {
+        Json object = Json::parse(result->body, nullptr, /*allow_exceptions=*/false);
+        if (object.is_discarded()) return InternalError(context + ": the response is not JSON");
+        return object;
+      } else {
+        double retry_after = std::min(RetryAfterSeconds(*result), options.max_retry_after_seconds);
+        error = StatusFromResponse(result->status, result->body, retry_after, context);
+        if (result->status == 429) {
+          wait = retry_after > 0 ? retry_after : backoff;
+        } else if (result->status >= 500) {
+          if (retry_after > 0) {
+            wait = retry_after;
+          } else if (read_only) {
+            wait = backoff;
+          }
+        }
+      }
+      if (wait < 0 || attempt >= options.max_retries) return error;
+      Sleep(wait);
+      backoff = std::min(backoff * 2, kMaxRetryBackoffSeconds);
+    }
+  }
+};
+
+Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Client::~Client() = default;
+
+StatusOr<std::unique_ptr<Client>> Client::Create(const KubeConfig& config, ClientOptions options) {
+  StatusOr<ServerUrl> url = ParseServer(config.server);
+  if (!url.ok()) return url.status();
+  DivertSigpipe();
+  auto impl = std::make_unique<Impl>(config, std::move(options));
+  impl->url = *url;
+  Status loaded = impl->LoadCredentials();
+  if (!loaded.ok()) return loaded;
+  return std::unique_ptr<Client>(new Client(std::move(impl)));
+}
+
+const std::string& Client::default_namespace() const { return impl_->config.namespace_name; }
+
+StatusOr<Json> Client::Get(const Resource& resource, const std::string& ns,
+                           const std::string& name) {
+  return impl_->Do("GET", impl_->Path(resource, ns, name), nullptr);
+}
+
+StatusOr<Json> Client::List(const Resource& resource, const std::string& ns,
+                            const ListOptions& options) {
+  Query query;
+  query.Add("labelSelector", options.label_selector)
+      .Add("fieldSelector", options.field_selector)
+      .Add("resourceVersion", options.resource_version)
+      .Add("limit", options.limit > 0 ? std::to_string(options.limit) : "")
+      .Add("continue", options.continue_token);
+  return impl_->Do("GET", impl_->Path(resource, ns, "") + query.str(), nullptr);
+}
+
+StatusOr<Json> Client::Create(const Resource& resource, const std::string& ns, const Json& object) {
+  return impl_->Do("POST", impl_->Path(resource, ns, ""), &object);
+}
+
+StatusOr<Json> Client::Update(const Resource& resource, const std::string& ns, const Json& object) {
+  std::string name = Name(object);
+  if (name.empty()) return InvalidArgumentError("Update: the object has no metadata.name");
+  return impl_->Do("PUT", impl_->Path(resource, ns, name), &object);
+}
+
+StatusOr<Json> Client::UpdateStatus(const Resource& resource, const std::string& ns,
+                                    const Json& object) {
+  std::string name = Name(object);
+  if (name.empty()) return InvalidArgumentError("UpdateStatus: the object has no metadata.name");
+  return impl_->Do("PUT", impl_->Path(resource, ns, name) + "/status", &object);
+}
+
+StatusOr<Json> Client::Patch(const Resource& resource, const std::string& ns,
+                             const std::string& name, const Json& merge_patch) {
+  return impl_->Do("PATCH", impl_->Path(resource, ns, name), &merge_patch,
+                   "application/merge-patch+json");
+}
+
+Status Client::Delete(const Resource& resource, const std::string& ns, const std::string& name,
+                      const DeleteOptions& options) {
+  Json body = {{"apiVersion", "v1"}, {"kind", "DeleteOptions"}};
+  if (options.grace_period_seconds) body["gracePeriodSeconds"] = *options.grace_period_seconds;
+  if (!options.precondition_uid.empty()) {
+    body["preconditions"]["uid"] = options.precondition_uid;
+  }
+  if (!options.precondition_resource_version.empty()) {
+    body["preconditions"]["resourceVersion"] = options.precondition_resource_version;
+  }
+  return impl_->Do("DELETE", impl_->Path(resource, ns, name), &body).status();
+}
+
+Status Client::Watch(const Resource& resource, const std::string& ns, const WatchOptions& options,
+                     const std::function<void(const WatchEvent&)>& on_event, WatchCancel& cancel) {
+  Query query;
+  query.Add("watch", "true")
+      .Add("allowWatchBookmarks", "true")
+      .Add("labelSelector", options.label_selector)
+      .Add("fieldSelector", options.field_selector)
+      .Add("resourceVersion", options.resource_version)
+      .Add("timeoutSeconds", std::to_string(options.timeout_seconds));
+  const std::string path = impl_->Path(resource, ns, "") + query.str();
+  const std::string context = "GET " + path;
+
+  impl_->Throttle();
+  std::unique_ptr<httplib::ClientImpl> connection =
+      impl_->Connect(options.timeout_seconds + kWatchReadGraceSeconds);
+  {
+    std::lock_guard<std::mutex> lock(cancel.mu_);
+    if (cancel.cancelled_) return UnavailableError(context + ": cancelled");
+    cancel.connection_ = connection.get();
+  }
+
+  int http_status = 0;
+  std::string pending;  // bytes of an event whose newline has not arrived yet
+  std::string error_body;
+  Status stream_error;
+  auto on_response = [&](const httplib::Response& response) {
+    http_status = response.status;
+    return true;
+  };
+  auto on_data = [&](const char* data, size_t length) {
+    if (http_status != 200) {
+      if (error_body.size() < 64 * 1024) error_body.append(data, length);
+      return true;
+    }
+    pending.append(data, length);
+    size_t line_start = 0;
+    for (size_t newline; (newline = pending.find('\n', line_start)) != std::string::npos;
+         line_start = newline + 1) {
+      std::string_view line(pending.data() + line_start, newline - line_start);
+      if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+      Json event = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+      if (!event.is_object() || !event.contains("type") || !event["type"].is_string() ||
+          !event.contains("object")) {
+        stream_error = UnavailableError(
+            context + ": malformed watch event: " + std::string(line.substr(0, 200)));
+        return false;
+      }
+      std::string type = event["type"].get<std::string>();
+      if (type == "ERROR") {
+        stream_error = StatusFromApiStatus(event["object"], context + ": watch ERROR event");
+        return false;
+      }
+      on_event(WatchEvent{std::move(type), std::move(event["object"])});
+    }
+    pending.erase(0, line_start);
+    return !cancel.cancelled();
+  };
+  httplib::Result result = connection->Get(path, impl_->Headers(), on_response, on_data);
+  {
+    std::lock_guard<std::mutex> lock(cancel.mu_);
+    cancel.connection_ = nullptr;
+  }
+  if (!stream_error.ok()) return stream_error;
+  if (cancel.cancelled()) return UnavailableError(context + ": cancelled");
+  if (http_status != 0 && http_status != 200) {
+    double retry_after = result ? RetryAfterSeconds(*result) : 0;
+    return StatusFromResponse(http_status, error_body, retry_after, context);
+  }
+  std::string dropped =
+      pending.find_first_not_of(" \t\r") == std::string::npos
+          ? std::string()
+          : "; dropped " + std::to_string(pending.size()) + " bytes of an incomplete event";
+  if (!result) {
+    return UnavailableError(
+        context + ": watch stream broke: " + httplib::to_string(result.error()) + dropped);
+  }
+  if (!dropped.empty()) return UnavailableError(context + ": watch stream ended" + dropped);
+  return OkStatus();
+}
+
+Status RetryOnConflict(const std::function<Status()>& attempt, int max_attempts) {
+  Status status;
+  for (int i = 0; i < max_attempts; ++i) {
+    status = attempt();
+    if (!IsConflict(status)) return status;
+    // A short pause lets the competing writer finish; the next attempt re-reads anyway.
+    std::this_thread::sleep_for(std::chrono::milliseconds(10 * (i + 1)));
+  }
+  return status;
+}
+
+std::string ObjectKey(const Json& object) {
+  std::string name = Name(object);
+  if (name.empty()) return name;
+  const Json& metadata = object.at("metadata");
+  auto ns = metadata.find("namespace");
+  if (ns != metadata.end() && ns->is_string() && !ns->get<std::string>().empty()) {
+    return ns->get<std::string>() + "/" + name;
+  }
+  return name;
+}
+
+}  // namespace bsw::kube

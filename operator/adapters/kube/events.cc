@@ -1,0 +1,90 @@
+#include "operator/adapters/kube/events.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "operator/adapters/kube/timestamps.h"
+
+namespace bsw::kube {
+namespace {
+
+// Enough to aggregate repeats from one reconcile loop without growing without bound.
+constexpr size_t kMaxRecorded = 4096;
+
+std::string Field(const Json& object, const char* key) {
+  auto value = object.find(key);
+  return value != object.end() && value->is_string() ? value->get<std::string>() : std::string();
+}
+
+}  // namespace
+
+EventRecorder::EventRecorder(Client& client, std::string component)
+    : client_(client), component_(std::move(component)) {}
+
+void EventRecorder::Record(const Json& object, EventType type, const std::string& reason,
+                           const std::string& message) {
+  if (!object.is_object() || !object.contains("metadata") || !object["metadata"].is_object()) {
+    spdlog::warn("event {}: the involved object has no metadata", reason);
+    return;
+  }
+  const Json& metadata = object["metadata"];
+  std::string name = Field(metadata, "name");
+  std::string ns = Field(metadata, "namespace");
+  if (ns.empty()) ns = "default";  // events about cluster-scoped objects
+  std::string uid = Field(metadata, "uid");
+  const char* type_name = type == EventType::kNormal ? "Normal" : "Warning";
+  const std::string now = FormatTime(std::chrono::system_clock::now());
+  const std::string key =
+      (uid.empty() ? ns + "/" + name : uid) + "\n" + type_name + "\n" + reason + "\n" + message;
+
+  std::lock_guard<std::mutex> lock(mu_);
+  auto previous = recorded_.find(key);
+  if (previous != recorded_.end()) {
+    Json patch = {{"count", previous->second.count + 1}, {"lastTimestamp", now}};
+    StatusOr<Json> patched = client_.Patch(kEvents, ns, previous->second.event_name, patch);
+    if (patched.ok()) {
+      ++previous->second.count;
+      return;
+    }
+    if (!IsNotFound(patched.status())) {
+      spdlog::warn("event {} on {}/{}: {}", reason, ns, name, patched.status().message());
+      return;
+    }
+    recorded_.erase(previous);  // expired on the server: write a new one
+  }
+
+  auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+                   .count();
+  char suffix[24];
+  std::snprintf(suffix, sizeof(suffix), ".%llx", static_cast<unsigned long long>(nanos));
+  Json involved = {{"apiVersion", Field(object, "apiVersion")},
+                   {"kind", Field(object, "kind")},
+                   {"name", name},
+                   {"namespace", Field(metadata, "namespace")},
+                   {"uid", uid},
+                   {"resourceVersion", Field(metadata, "resourceVersion")}};
+  Json event = {{"apiVersion", "v1"},
+                {"kind", "Event"},
+                {"metadata", {{"name", name + suffix}, {"namespace", ns}}},
+                {"involvedObject", involved},
+                {"reason", reason},
+                {"message", message},
+                {"type", type_name},
+                {"count", 1},
+                {"firstTimestamp", now},
+                {"lastTimestamp", now},
+                {"source", {{"component", component_}}},
+                {"reportingComponent", component_}};
+  StatusOr<Json> created = client_.Create(kEvents, ns, event);
+  if (!created.ok()) {
+    spdlog::warn("event {} on {}/{}: {}", reason, ns, name, created.status().message());
+    return;
+  }
+  if (recorded_.size() >= kMaxRecorded) recorded_.clear();
+  recorded_[key] = Recorded{name + suffix, 1};
+}
+
+}  // namespace bsw::kube

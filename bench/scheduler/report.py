@@ -99,7 +99,7 @@ def main():
         "",
         f"- Speedup at 10k trials: **{result['speedup_at_10k']:,.0f}×** (target ≥ 100×).",
         f"- budgetsweep ns/decision, 100k over 1k: **{flat:.1f}×** for 100× more trials "
-        "(O(log n) ordered sets; the growth is memory latency of the larger trees, not scans).",
+        "(O(log n) binary heaps per rung, no scans; the growth is the log factor and cache misses of the larger heaps on a machine shared with builds).",
         "- Decisions agree with the stream's recorded ASHA decisions: budgetsweep "
         + ", ".join(f"{float(rows[n]['budgetsweep']['agreement_with_stream']):.4f}" for n in sizes)
         + "; Optuna " + ", ".join(f"{rows[n]['optuna']['agreement']:.4f}" for n in sizes) + ".",

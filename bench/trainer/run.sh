@@ -45,14 +45,17 @@ for setting in "0 0" "1 4" "2 8" "4 8"; do
     record 2 "workers $1 prefetch $2"
 done
 
-# Threads: the quickstart's trial (cnn2, 5000 samples, batch 128) on 1 and 2 intra-op threads.
+# Threads: the quickstart's trial (cnn2, 5000 samples, batch 128) on 1 and 2 intra-op threads
+# (passive OpenMP waiting, the trainer's default), and on 2 with libgomp's spinning default.
+quick=(--linger-seconds 0 --summary-json --model cnn2 --train-limit 5000 --epochs 1 --batch-size 128)
 for threads in 1 2; do
   for precision in bf16 fp32; do
-    "$TRAINER" --threads "$threads" --linger-seconds 0 --summary-json --model cnn2 \
-      --train-limit 5000 --epochs 1 --batch-size 128 --precision "$precision" |
+    "$TRAINER" "${quick[@]}" --threads "$threads" --precision "$precision" |
       record T "threads $threads $precision"
   done
 done
+OMP_WAIT_POLICY=ACTIVE "$TRAINER" "${quick[@]}" --threads 2 --precision bf16 |
+  record T "threads 2 bf16 OMP_WAIT_POLICY=ACTIVE"
 
 # 4: quality, cnn2 with default settings for 10 epochs on all of Fashion-MNIST.
 "$TRAINER" "${common[@]}" --model cnn2 --epochs 10 | record 4 "cnn2 defaults, 10 epochs"

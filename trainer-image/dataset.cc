@@ -1,13 +1,11 @@
 #include "trainer-image/dataset.h"
 
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <random>
-#include <sstream>
 #include <vector>
 
 #include "trainer-image/idx.h"

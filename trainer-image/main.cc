@@ -2,8 +2,11 @@
 // writes Fashion-MNIST out as an image folder. Exit codes: 0 done, paused or stopped by SIGTERM
 // with a checkpoint; 2 bad input; 3 diverged; 1 anything else.
 
+#include <unistd.h>
+
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <variant>
 
 #include "trainer-image/export.h"
@@ -23,6 +26,18 @@ void InstallStopHandlers() {
   sigemptyset(&action.sa_mask);
   sigaction(SIGTERM, &action, nullptr);
   sigaction(SIGINT, &action, nullptr);
+}
+
+// libgomp reads its wait policy when it loads, before main. Its default, spinning at every
+// barrier, makes intra-op threads that share cores with loader threads or other trials run
+// several times slower (bench/results/trainer.md, "Threads"), so unless the environment chose a
+// policy the trainer restarts itself once with passive waiting. If exec fails, it carries on.
+void PreferPassiveOpenMpWaiting(char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY") != nullptr || std::getenv("GOMP_SPINCOUNT") != nullptr) {
+    return;
+  }
+  setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+  execv("/proc/self/exe", argv);
 }
 
 int Fail(const std::string& message, int code) {
@@ -61,6 +76,7 @@ int RunCommand(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  PreferPassiveOpenMpWaiting(argv);
   try {
     return RunCommand(argc, argv);
   } catch (const std::exception& e) {

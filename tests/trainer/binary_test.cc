@@ -142,6 +142,18 @@ TEST(TrainerBinary, SigtermCheckpointsMidEpochAndTheResumedRunMatches) {
             SummaryField(whole.out, "validation_accuracy"));
 }
 
+TEST(TrainerBinary, ProfileTraceSeparatesDataWaitFromCompute) {
+  const std::string trace = FreshDir("profile") + "/trace.json";
+  const ProcessResult result = RunTrainer(
+      With(SmallRunFlags(), {"--epochs=1", "--profile-steps=3", "--profile-out=" + trace}));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  std::ifstream file(trace);
+  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\"name\": \"data_wait\""), std::string::npos);
+  EXPECT_NE(text.find("\"name\": \"train_step\""), std::string::npos);
+  EXPECT_NE(text.find("aten::convolution"), std::string::npos);
+}
+
 TEST(TrainerBinary, HelpListsFlagsWithDefaults) {
   const ProcessResult result = RunTrainer({"--help"});
   EXPECT_EQ(result.exit_code, 0);

@@ -1,0 +1,58 @@
+#include "tests/cluster/node-agent/address_pool.h"
+
+#include <arpa/inet.h>
+
+namespace bsw::node_agent {
+
+StatusOr<uint32_t> ParseIpv4(const std::string& text) {
+  in_addr parsed{};
+  if (inet_pton(AF_INET, text.c_str(), &parsed) != 1) {
+    return InvalidArgumentError("not an IPv4 address: \"" + text + "\"");
+  }
+  return ntohl(parsed.s_addr);
+}
+
+std::string FormatIpv4(uint32_t address) {
+  in_addr raw{htonl(address)};
+  char text[INET_ADDRSTRLEN] = {};
+  inet_ntop(AF_INET, &raw, text, sizeof(text));
+  return text;
+}
+
+StatusOr<AddressPool> AddressPool::Create(const std::string& base) {
+  StatusOr<uint32_t> parsed = ParseIpv4(base);
+  if (!parsed.ok()) return parsed.status();
+  if ((*parsed >> 24) != 127 || (*parsed & 0xffffff) == 0 || (*parsed & 0xffffff) == 0xffffff) {
+    return InvalidArgumentError("address base " + base +
+                                " is not a host address in 127.0.0.0/8 (loopback)");
+  }
+  return AddressPool(*parsed);
+}
+
+StatusOr<std::string> AddressPool::Allocate() {
+  uint32_t candidate = base_;
+  for (uint32_t taken : taken_) {
+    if (taken < candidate) continue;
+    if (taken != candidate) break;
+    ++candidate;
+  }
+  if (candidate >= 0x7fffffffu) {
+    return Status(StatusCode::kResourceExhausted,
+                  "no free loopback address above " + FormatIpv4(base_));
+  }
+  taken_.insert(candidate);
+  return FormatIpv4(candidate);
+}
+
+bool AddressPool::Reserve(const std::string& address) {
+  StatusOr<uint32_t> parsed = ParseIpv4(address);
+  if (!parsed.ok() || *parsed < base_ || *parsed >= 0x7fffffffu) return false;
+  return taken_.insert(*parsed).second;
+}
+
+void AddressPool::Release(const std::string& address) {
+  StatusOr<uint32_t> parsed = ParseIpv4(address);
+  if (parsed.ok()) taken_.erase(*parsed);
+}
+
+}  // namespace bsw::node_agent

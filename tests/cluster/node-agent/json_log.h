@@ -1,0 +1,19 @@
+#ifndef BSW_TESTS_CLUSTER_NODE_AGENT_JSON_LOG_H_
+#define BSW_TESTS_CLUSTER_NODE_AGENT_JSON_LOG_H_
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace bsw::node_agent {
+
+// Writes one JSON object per line to stderr: {"ts":..., "level":..., "event":..., ...fields}.
+// Thread-safe; a line is never interleaved with another.
+void LogEvent(const std::string& level, const std::string& event, nlohmann::json fields = {});
+
+// Routes spdlog's default logger (which the Kubernetes client logs to) through LogEvent, as
+// event "log" with the message in "msg".
+void InstallJsonLogger();
+
+}  // namespace bsw::node_agent
+
+#endif  // BSW_TESTS_CLUSTER_NODE_AGENT_JSON_LOG_H_

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <system_error>
 #include <utility>
 
@@ -34,6 +35,7 @@ constexpr double kSyncPeriodSeconds = 0.1;
 constexpr double kResyncSeconds = 5;
 // A shim gets this long to write its pid file before its pod may be declared lost.
 constexpr double kShimStartSeconds = 2;
+constexpr double kRegisterTimeoutSeconds = 60;
 
 std::string Now(bool microseconds = false) {
   return kube::FormatTime(std::chrono::system_clock::now(), microseconds);
@@ -60,6 +62,16 @@ std::optional<int64_t> Int(const Json& object, const Json::json_pointer& pointer
 bool Terminal(const Json& pod) {
   std::string phase = Str(pod, "/status/phase"_json_pointer);
   return phase == "Succeeded" || phase == "Failed";
+}
+
+bool HasNotReadyTaint(const Json& node) {
+  const Json taints = node.contains("/spec/taints"_json_pointer)
+                          ? node.at("/spec/taints"_json_pointer)
+                          : Json::array();
+  for (const Json& taint : taints) {
+    if (taint.value("key", "") == kNotReadyTaint) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -136,13 +148,14 @@ Status NodeAgent::RegisterNode(const std::string& name) {
                {"spec", Json::object()},
                {"status", NodeStatus(Json::object(), true)}};
   StatusOr<Json> created = client_.Create(kNodes, "", node);
-  if (created.ok()) {
+  if (created.ok() && !HasNotReadyTaint(*created)) {
     LogEvent("info", "node_registered", {{"node", name}});
     return OkStatus();
   }
-  if (!kube::IsAlreadyExists(created.status())) return created.status();
+  if (!created.ok() && !kube::IsAlreadyExists(created.status())) return created.status();
 
-  // Re-registration: our labels, no not-ready taint, and a fresh status.
+  // Re-registration, or a taint added on creation (the TaintNodesByCondition admission plugin):
+  // our labels, no not-ready taint, and a fresh status.
   Status updated = kube::RetryOnConflict([&]() -> Status {
     StatusOr<Json> current = client_.Get(kNodes, "", name);
     if (!current.ok()) return current.status();
@@ -196,10 +209,8 @@ Status NodeAgent::Heartbeat(const std::string& name, bool ready) {
     if (!ready) {
       // Nothing else lifts a node's taints here: the agent taints its own nodes when it stops so
       // that the scheduler stops binding pods to them.
-      Json taints = object["spec"].value("taints", Json::array());
-      bool tainted = false;
-      for (const Json& taint : taints) tainted |= taint.value("key", "") == kNotReadyTaint;
-      if (!tainted) {
+      if (!HasNotReadyTaint(object)) {
+        Json taints = object["spec"].value("taints", Json::array());
         taints.push_back({{"key", kNotReadyTaint}, {"effect", "NoSchedule"}});
         object["spec"]["taints"] = taints;
         StatusOr<Json> written = client_.Update(kNodes, "", object);
@@ -244,15 +255,32 @@ Status NodeAgent::Start() {
   if (error) {
     return InvalidArgumentError("work dir " + options_.work_dir.string() + ": " + error.message());
   }
-  StatusOr<Json> ns =
-      client_.Create(kNamespaces, "", Json{{"metadata", {{"name", kLeaseNamespace}}}});
-  if (!ns.ok() && !kube::IsAlreadyExists(ns.status())) return ns.status();
+  // The apiserver may still be starting: retry for a while, as a kubelet would.
+  double backoff_seconds = 0.5;
+  const double give_up = local::NowUnixSeconds() + kRegisterTimeoutSeconds;
+  auto retry = [&](const std::string& what, const std::function<Status()>& attempt) -> Status {
+    while (true) {
+      Status status = attempt();
+      if (status.ok() || local::NowUnixSeconds() + backoff_seconds > give_up) return status;
+      LogEvent("warn", "register_failed",
+               {{"what", what}, {"error", status.message()}, {"retry_in", backoff_seconds}});
+      std::this_thread::sleep_for(std::chrono::duration<double>(backoff_seconds));
+      backoff_seconds = std::min(backoff_seconds * 2, 5.0);
+    }
+  };
+  Status registered = retry(kLeaseNamespace, [&]() -> Status {
+    Status created =
+        client_.Create(kNamespaces, "", Json{{"metadata", {{"name", kLeaseNamespace}}}}).status();
+    return kube::IsAlreadyExists(created) ? OkStatus() : created;
+  });
   for (const std::string& name : node_names_) {
-    Status registered = RegisterNode(name);
-    if (!registered.ok()) return registered;
-    Status lease = RenewLease(name);
-    if (!lease.ok()) return lease;
+    if (!registered.ok()) break;
+    registered = retry(name, [&]() -> Status {
+      Status node = RegisterNode(name);
+      return node.ok() ? RenewLease(name) : node;
+    });
   }
+  if (!registered.ok()) return registered;
   LoadRecords();
 
   kube::InformerHandlers handlers;

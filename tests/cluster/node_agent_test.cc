@@ -361,7 +361,7 @@ TEST_F(NodeAgentTest, Finalizer_KeepsTheDeletedPodUntilItIsRemoved) {
 
 TEST_F(NodeAgentTest, GpuCapacity_AThirdOneGpuPodWaitsForAFreeGpu) {
   StartAgent(2, 1);
-  for (const char* name : {"gpu-a", "gpu-b"}) Create(Pod(name, {"sleep", "3"}));
+  for (const char* name : {"gpu-a", "gpu-b"}) Create(Pod(name, {"sleep", "4"}));
   ASSERT_FALSE(WaitForPhase("gpu-a", "Running").is_null());
   ASSERT_FALSE(WaitForPhase("gpu-b", "Running").is_null());
   Create(Pod("gpu-c", {"sleep", "1"}));

@@ -5,6 +5,11 @@ JOBS ?= $(shell nproc)
 CTEST := ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
 BSW := $(BUILD_DIR)/operator/cmd/budgetsweep
 
+# ccache hits across clones (CI builds a fresh clone in another folder): paths are hashed
+# relative to the checkout, and the working directory is left out of the hash.
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := true
+
 .PHONY: deps configure build run test test-unit format check-format clean
 
 deps:

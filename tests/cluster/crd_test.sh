@@ -1,0 +1,364 @@
+#!/usr/bin/env bash
+# The BudgetSweep CRD (crds/budgetsweeps.budgetsweep.dev.yaml) on a real kube-apiserver, side by
+# side with `budgetsweep validate` (operator/core/api.cc, ParseSweep): both accept the same good
+# sweeps and reject the same bad ones, each naming the field.
+#
+#   eval "$(tests/cluster/up.sh | tail -1)"
+#   BUDGETSWEEP=build/operator/cmd/budgetsweep tests/cluster/crd_test.sh
+#
+# ctest runs it under the cluster fixture (label cluster). Without KUBECONFIG it skips (exit 77).
+#
+# What the CLI rejects and the CRD cannot express (checked below as "cli-only" cases, so a change
+# on either side shows up here):
+#   - search-space `values` entries that are not a number, string or boolean (objects, lists,
+#     null): the items are untyped in the schema (they may be any scalar), and CEL cannot see an
+#     untyped list. The operator reports these as condition InvalidSpec.
+# What the CRD rejects and the CLI accepts (limits that keep CEL's estimated cost bounded):
+#   - more than 64 search-space parameters (searchSpace maxProperties);
+#   - more than 1024 values in one choice/grid parameter (values maxItems).
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+CRD=$ROOT/crds/budgetsweeps.budgetsweep.dev.yaml
+BSW=${BUDGETSWEEP:-$ROOT/build/operator/cmd/budgetsweep}
+
+if [ -z "${KUBECONFIG:-}" ]; then
+  echo "SKIP: KUBECONFIG is not set (eval \"\$(tests/cluster/up.sh | tail -1)\")"
+  exit 77
+fi
+[ -x "$BSW" ] || { echo "FAIL: no budgetsweep binary at $BSW (set BUDGETSWEEP)"; exit 1; }
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+# A private discovery cache: nothing written under $HOME, and no stale list of resources.
+k() { kubectl --cache-dir="$TMP/kube-cache" --request-timeout=30s "$@"; }
+
+failures=0
+pass() { printf 'ok   %s\n' "$*"; }
+fail() { printf 'FAIL %s\n' "$*"; failures=$((failures + 1)); }
+indent() { sed 's/^/       | /'; }
+
+# ---- the CRD --------------------------------------------------------------------------------------
+k apply -f "$CRD" >/dev/null
+k wait --for=condition=Established --timeout=60s crd/budgetsweeps.budgetsweep.dev >/dev/null
+pass "CRD applied and Established"
+gen=$(k get crd budgetsweeps.budgetsweep.dev -o jsonpath='{.metadata.generation}')
+structural=$(k get crd budgetsweeps.budgetsweep.dev \
+  -o jsonpath='{.status.conditions[?(@.type=="NonStructuralSchema")].status}')
+[ -z "$structural" ] && pass "schema is structural (generation $gen)" ||
+  fail "NonStructuralSchema condition: $structural"
+
+NS=crd-test-$(date +%s)-$$
+k create namespace "$NS" >/dev/null
+pass "namespace $NS"
+
+# ---- kubectl explain (OpenAPI v3 is published a few seconds after the CRD changes) ----------------
+explained=""
+for _ in $(seq 1 60); do
+  explained=$(k explain budgetsweep.spec.resource 2>&1) &&
+    grep -q 'reductionFactor.*integer' <<<"$explained" && break
+  sleep 0.5
+done
+if grep -q 'The first rung' <<<"$explained" && grep -q 'ASHA' <<<"$explained"; then
+  pass "kubectl explain budgetsweep.spec.resource shows the field descriptions"
+else
+  fail "kubectl explain budgetsweep.spec.resource:"; indent <<<"$explained"
+fi
+# Every field of the spec and status has a description (python3 walks the schema; skipped without).
+if command -v python3 >/dev/null; then
+  undescribed=$(k get crd budgetsweeps.budgetsweep.dev -o json | python3 -c '
+import json, sys
+crd = json.load(sys.stdin)
+root = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+def walk(node, path):
+    for name, child in node.get("properties", {}).items():
+        p = path + "." + name
+        if "description" not in child and p not in (".apiVersion", ".kind", ".metadata"):
+            print(p)
+        walk(child, p)
+    if "additionalProperties" in node and isinstance(node["additionalProperties"], dict):
+        child = node["additionalProperties"]
+        if "description" not in child: print(path + ".<key>")
+        walk(child, path + ".<key>")
+    if "items" in node: walk(node["items"], path + "[]")
+walk(root, "")
+' 2>&1)
+  [ -z "$undescribed" ] && pass "every schema field has a description" ||
+    fail "fields without a description: $(echo $undescribed)"
+else
+  echo "skip every schema field has a description: no python3"
+fi
+
+# ---- sweeps both sides accept ---------------------------------------------------------------------
+BASE=$TMP/base.yaml
+cat >"$BASE" <<'EOF'
+apiVersion: budgetsweep.dev/v1alpha1
+kind: BudgetSweep
+metadata:
+  name: crd-base
+spec:
+  budget: {gpuHours: 2}
+  objective: {metric: validation_accuracy, goal: maximize}
+  resource: {unit: epochs, min: 1, max: 27, reductionFactor: 3}
+  scheduler: {algorithm: asha, mode: stop, seed: 1}
+  parallelism: 4
+  maxTrials: 50
+  maxFailedTrials: 2
+  searchSpace:
+    lr: {type: logUniform, min: 1.0e-4, max: 1.0e-1}
+    warmup-fraction: {type: uniform, min: 0.0, max: 0.1}
+    layers: {type: int, min: 1, max: 8, log: true}
+    batch-size: {type: choice, values: [64, 128, 256]}
+    optimizer: {type: grid, values: [adamw, sgd]}
+    bf16: {type: choice, values: [true, false]}
+  trial:
+    gpus: 1
+    maxRetries: 2
+    template:
+      metadata: {labels: {team: ml}}
+      spec:
+        terminationGracePeriodSeconds: 20
+        containers:
+          - name: trainer
+            image: budgetsweep-trainer:0.1.0
+            command: [budgetsweep-trainer]
+            args: [--dataset=fashion-mnist]
+            env: [{name: OMP_NUM_THREADS, value: "1"}]
+  metrics:
+    prometheus: {url: http://prometheus.monitoring:9090}
+    missingTimeoutSeconds: 120
+EOF
+cat >"$TMP/minimal.yaml" <<'EOF'
+apiVersion: budgetsweep.dev/v1alpha1
+kind: BudgetSweep
+metadata: {name: crd-minimal}
+spec:
+  budget: {gpuHours: 0.5}
+  objective: {metric: loss}
+  resource: {min: 1, max: 9}
+  searchSpace:
+    lr: {type: uniform, min: 0.001, max: 0.1}
+  trial:
+    template: {spec: {containers: [{name: t, image: x}]}}
+EOF
+cat >"$TMP/grid.yaml" <<'EOF'
+apiVersion: budgetsweep.dev/v1alpha1
+kind: BudgetSweep
+metadata: {name: crd-grid}
+spec:
+  budget: {gpuHours: 1}
+  objective: {metric: loss, goal: minimize}
+  resource: {unit: steps, min: 100, max: 900, reductionFactor: 3}
+  scheduler: {algorithm: grid}
+  searchSpace:
+    depth: {type: int, min: 2, max: 4}
+    width: {type: grid, values: [32, 64]}
+    act: {type: choice, values: [relu, gelu]}
+  trial:
+    gpus: 0
+    template: {spec: {containers: [{name: t, image: x, command: [train]}]}}
+EOF
+# The longest name: 54 characters.
+k patch --local -f "$TMP/minimal.yaml" --type=merge -o json \
+  -p "{\"metadata\":{\"name\":\"$(printf 'n%.0s' $(seq 1 54))\"}}" >"$TMP/name54.json"
+
+accept() {   # accept FILE: budgetsweep validate and kubectl apply (in $NS) both accept it
+  local f=$1 out
+  if out=$("$BSW" validate "$f" 2>&1); then pass "budgetsweep validate accepts ${f#"$ROOT"/}"
+  else fail "budgetsweep validate rejects ${f#"$ROOT"/}:"; indent <<<"$out"; fi
+  if out=$(k apply -n "$NS" -f "$f" 2>&1); then pass "kubectl apply accepts ${f#"$ROOT"/}"
+  else fail "kubectl apply rejects ${f#"$ROOT"/}:"; indent <<<"$out"; fi
+}
+for f in "$ROOT"/examples/*.yaml "$BASE" "$TMP/minimal.yaml" "$TMP/grid.yaml" "$TMP/name54.json"; do
+  accept "$f"
+done
+
+# ---- defaults: the same as api.cc's -------------------------------------------------------------
+got=$(k get -n "$NS" bsw crd-minimal -o jsonpath='{.spec.objective.goal} {.spec.resource.unit} {.spec.resource.reductionFactor} {.spec.scheduler.algorithm} {.spec.scheduler.mode} {.spec.scheduler.seed} {.spec.parallelism} {.spec.maxFailedTrials} {.spec.trial.gpus} {.spec.trial.maxRetries} {.spec.metrics.missingTimeoutSeconds} [{.spec.maxTrials}]')
+want="maximize epochs 3 asha stop 0 1 3 1 1 300 []"
+[ "$got" = "$want" ] && pass "defaults: $got" || fail "defaults: got '$got', want '$want'"
+
+# ---- short name, category, printer columns, status subresource ----------------------------------
+out=$(k get bsw -n "$NS" 2>&1) && grep -q crd-minimal <<<"$out" &&
+  pass "kubectl get bsw (short name) lists the sweeps" || { fail "kubectl get bsw:"; indent <<<"$out"; }
+out=$(k get budgetsweep -n "$NS" -o name 2>&1) && grep -q 'budgetsweep.budgetsweep.dev/crd-grid' <<<"$out" &&
+  pass "kubectl get budgetsweep (category)" || { fail "kubectl get budgetsweep:"; indent <<<"$out"; }
+# A status as operator/core/sweep_status.cc BuildStatus writes it.
+status='{"status":{"observedGeneration":1,"phase":"Running",
+  "conditions":[{"type":"Complete","status":"False","reason":"TrialsRunning","message":"4 trials running",
+                 "lastTransitionTime":"2025-01-01T00:00:00Z","observedGeneration":1}],
+  "budget":{"gpuHours":2,"used":0.75,"reserved":0.5,"remaining":0.75},
+  "trials":{"created":12,"running":4,"paused":0,"completed":1,"stopped":7,"failed":0},
+  "rungs":[{"resource":1,"reached":12,"promoted":4},{"resource":3,"reached":4,"promoted":1},{"resource":27}],
+  "best":{"trial":"crd-base-t0003","value":0.9125,"resource":27,"params":{"lr":0.003,"batch-size":128,"optimizer":"sgd","bf16":true}},
+  "runningTrials":["crd-base-t0008","crd-base-t0009","crd-base-t0010","crd-base-t0011"]}}'
+if out=$(k patch -n "$NS" bsw crd-base --subresource=status --type=merge -p "$status" 2>&1); then
+  pass "status subresource accepts a BuildStatus-shaped status"
+else
+  fail "status patch:"; indent <<<"$out"
+fi
+got=$(k get -n "$NS" bsw crd-base -o jsonpath='{.status.best.params.optimizer} {.status.rungs[1].promoted} {.status.runningTrials[3]}')
+[ "$got" = "sgd 1 crd-base-t0011" ] && pass "status kept as written (params, rungs, runningTrials)" ||
+  fail "status read back: '$got'"
+out=$(k get -n "$NS" bsw crd-base 2>&1)
+header=$(head -1 <<<"$out" | tr -s ' ')
+row=$(sed -n 2p <<<"$out" | tr -s ' ')
+if [ "$header" = "NAME PHASE USED BUDGET BEST TRIALS RUNNING AGE" ] &&
+  [[ $row == "crd-base Running 0.75 2 0.9125 12 4 "* ]]; then
+  pass "printer columns: $header / $row"
+else
+  fail "printer columns:"; indent <<<"$out"
+fi
+out=$(k get -n "$NS" bsw crd-base -o wide 2>&1)
+grep -q 'BEST-TRIAL' <<<"$out" && grep -q 'crd-base-t0003' <<<"$out" &&
+  pass "-o wide adds BEST-TRIAL" || { fail "-o wide:"; indent <<<"$out"; }
+# A spec write through /status is ignored; a status write through the main resource too.
+k patch -n "$NS" bsw crd-base --subresource=status --type=merge -p '{"spec":{"parallelism":9}}' >/dev/null 2>&1 || true
+k patch -n "$NS" bsw crd-base --type=merge -p '{"status":{"phase":"Failed"}}' >/dev/null 2>&1 || true
+got=$(k get -n "$NS" bsw crd-base -o jsonpath='{.spec.parallelism} {.status.phase}')
+[ "$got" = "4 Running" ] && pass "spec and status are written only through their own endpoints" ||
+  fail "spec/status separation: '$got'"
+# A non-finite best value is written as null.
+out=$(k patch -n "$NS" bsw crd-base --subresource=status --type=merge -p '{"status":{"best":{"value":null}}}' 2>&1) &&
+  pass "status.best.value may be null" || { fail "status.best.value null:"; indent <<<"$out"; }
+
+# ---- sweeps both sides reject, each naming the field ----------------------------------------------
+# reject NAME PATCH KUBE_FIELD CLI_FIELD: PATCH (a JSON merge patch, or a JSON patch when it starts
+# with '[') applied to the base sweep must be rejected by kubectl apply (server-side dry run, strict
+# field validation: kubectl's default) with a message naming KUBE_FIELD, and by budgetsweep
+# validate (exit 2) naming CLI_FIELD. The API server spells map keys spec.searchSpace[lr].min in
+# CEL errors and spec.searchSpace.lr.min in OpenAPI errors; the first is rewritten to the second
+# (the CLI's spelling) before the check.
+reject() {
+  local name=$1 patch=$2 kfield=$3 cfield=$4 f=$TMP/bad-$1.json out rc type=merge
+  [[ $patch == \[* ]] && type=json
+  k patch --local -f "$BASE" --type="$type" -p "$patch" -o json >"$f"
+  if out=$(k apply --dry-run=server -n "$NS" -f "$f" 2>&1); then
+    fail "$name: kubectl apply accepted it"
+  elif ! out=$(sed -E 's/\[([^]0-9][^]]*)\]/.\1/g' <<<"$out"); then
+    fail "$name: sed"
+  elif ! grep -qF -- "$kfield" <<<"$out"; then
+    fail "$name: kubectl apply's error does not name $kfield:"; indent <<<"$out"
+  else
+    pass "$name: kubectl apply rejects it: $(tr '\n' ' ' <<<"$out" |
+      awk -v f="$kfield" '{ i = index($0, "unknown field \"" f); if (!i) i = index($0, f); print substr($0, i, 150) }')"
+  fi
+  rc=0; out=$("$BSW" validate "$f" 2>&1) || rc=$?
+  if [ "$rc" != 2 ]; then
+    fail "$name: budgetsweep validate exit $rc, want 2:"; indent <<<"$out"
+  elif ! grep -qF -- "$cfield" <<<"$out"; then
+    fail "$name: budgetsweep validate's error does not name $cfield:"; indent <<<"$out"
+  else
+    pass "$name: budgetsweep validate rejects it: $(grep -F -- "$cfield" <<<"$out" | head -1 | sed 's/^ *//')"
+  fi
+}
+
+long=$(printf 'a%.0s' $(seq 1 55))
+# The bad inputs of issue 2 (and the issue 4 CRD list).
+reject resource-min-eq-max  '{"spec":{"resource":{"min":9,"max":9}}}'          spec.resource.max spec.resource.max
+reject resource-min-gt-max  '{"spec":{"resource":{"min":10,"max":9}}}'         spec.resource.max spec.resource.max
+reject param-min-ge-max     '{"spec":{"searchSpace":{"lr":{"min":0.1,"max":0.01}}}}' spec.searchSpace.lr.max spec.searchSpace.lr.max
+reject gpuhours-zero        '{"spec":{"budget":{"gpuHours":0}}}'                spec.budget.gpuHours spec.budget.gpuHours
+reject gpuhours-negative    '{"spec":{"budget":{"gpuHours":-1}}}'               spec.budget.gpuHours spec.budget.gpuHours
+reject reductionfactor-1    '{"spec":{"resource":{"reductionFactor":1}}}'       spec.resource.reductionFactor spec.resource.reductionFactor
+reject searchspace-empty    '[{"op":"replace","path":"/spec/searchSpace","value":{}}]' spec.searchSpace spec.searchSpace
+reject loguniform-min-zero  '{"spec":{"searchSpace":{"lr":{"min":0}}}}'         spec.searchSpace.lr.min spec.searchSpace.lr.min
+reject parallelism-string   '{"spec":{"parallelism":"four"}}'                    spec.parallelism spec.parallelism
+reject unknown-field        '{"spec":{"colour":"blue"}}'                         spec.colour spec.colour
+reject unknown-nested-field '{"spec":{"resource":{"maximum":27}}}'               spec.resource.maximum spec.resource.maximum
+reject grid-with-uniform    '{"spec":{"scheduler":{"algorithm":"grid"}}}'        spec.searchSpace spec.searchSpace.lr.type
+reject name-too-long        "{\"metadata\":{\"name\":\"$long\"}}"                metadata.name metadata.name
+# More of what api.cc checks.
+reject name-not-dns-label   '{"metadata":{"name":"crd.base"}}'                   metadata.name metadata.name
+reject resource-min-zero    '{"spec":{"resource":{"min":0}}}'                    spec.resource.min spec.resource.min
+reject resource-max-missing '{"spec":{"resource":{"max":null}}}'                 spec.resource.max spec.resource.max
+reject budget-missing       '{"spec":{"budget":null}}'                           spec.budget spec.budget
+reject metric-empty         '{"spec":{"objective":{"metric":""}}}'               spec.objective.metric spec.objective.metric
+reject goal-unknown         '{"spec":{"objective":{"goal":"biggest"}}}'          spec.objective.goal spec.objective.goal
+reject algorithm-unknown    '{"spec":{"scheduler":{"algorithm":"bayes"}}}'       spec.scheduler.algorithm spec.scheduler.algorithm
+reject mode-unknown         '{"spec":{"scheduler":{"mode":"freeze"}}}'           spec.scheduler.mode spec.scheduler.mode
+reject seed-negative        '{"spec":{"scheduler":{"seed":-1}}}'                 spec.scheduler.seed spec.scheduler.seed
+reject reductionfactor-real '{"spec":{"resource":{"reductionFactor":2.5}}}'     spec.resource.reductionFactor spec.resource.reductionFactor
+reject parallelism-zero     '{"spec":{"parallelism":0}}'                         spec.parallelism spec.parallelism
+reject maxtrials-zero       '{"spec":{"maxTrials":0}}'                           spec.maxTrials spec.maxTrials
+reject maxfailed-zero       '{"spec":{"maxFailedTrials":0}}'                     spec.maxFailedTrials spec.maxFailedTrials
+reject gpus-negative        '{"spec":{"trial":{"gpus":-1}}}'                     spec.trial.gpus spec.trial.gpus
+reject retries-negative     '{"spec":{"trial":{"maxRetries":-1}}}'               spec.trial.maxRetries spec.trial.maxRetries
+reject template-missing     '{"spec":{"trial":{"template":null}}}'               spec.trial.template spec.trial.template
+reject containers-empty     '{"spec":{"trial":{"template":{"spec":{"containers":[]}}}}}' spec.trial.template.spec.containers spec.trial.template.spec.containers
+reject grace-negative       '{"spec":{"trial":{"template":{"spec":{"terminationGracePeriodSeconds":-1}}}}}' spec.trial.template.spec.terminationGracePeriodSeconds spec.trial.template.spec.terminationGracePeriodSeconds
+reject args-not-strings     '[{"op":"replace","path":"/spec/trial/template/spec/containers/0/args","value":[1]}]' 'spec.trial.template.spec.containers[0].args[0]' 'spec.trial.template.spec.containers[0].args[0]'
+reject missing-timeout-zero '{"spec":{"metrics":{"missingTimeoutSeconds":0}}}'   spec.metrics.missingTimeoutSeconds spec.metrics.missingTimeoutSeconds
+reject prometheus-no-url    '{"spec":{"metrics":{"prometheus":{"url":null}}}}'   spec.metrics.prometheus.url spec.metrics.prometheus.url
+reject param-type-missing   '{"spec":{"searchSpace":{"lr":{"type":null}}}}'      spec.searchSpace.lr.type spec.searchSpace.lr.type
+reject param-type-unknown   '{"spec":{"searchSpace":{"lr":{"type":"normal"}}}}'  spec.searchSpace.lr.type spec.searchSpace.lr.type
+reject param-max-missing    '{"spec":{"searchSpace":{"lr":{"max":null}}}}'       spec.searchSpace.lr.max spec.searchSpace.lr.max
+reject param-name-bad       '{"spec":{"searchSpace":{"learning rate":{"type":"uniform","min":0,"max":1}}}}' spec.searchSpace 'spec.searchSpace.learning rate'
+reject int-log-min-zero     '{"spec":{"searchSpace":{"layers":{"min":0}}}}'      spec.searchSpace.layers.min spec.searchSpace.layers.min
+reject int-min-not-integer  '{"spec":{"searchSpace":{"layers":{"min":1.5}}}}'    spec.searchSpace.layers.min spec.searchSpace.layers.min
+reject int-max-not-integer  '{"spec":{"searchSpace":{"layers":{"max":7.5}}}}'    spec.searchSpace.layers.max spec.searchSpace.layers.max
+reject log-on-uniform       '{"spec":{"searchSpace":{"warmup-fraction":{"log":true}}}}' spec.searchSpace.warmup-fraction.log spec.searchSpace.warmup-fraction.log
+reject values-on-uniform    '{"spec":{"searchSpace":{"warmup-fraction":{"values":[1]}}}}' spec.searchSpace.warmup-fraction.values spec.searchSpace.warmup-fraction.values
+reject minmax-on-choice     '{"spec":{"searchSpace":{"batch-size":{"min":1,"max":2}}}}' spec.searchSpace.batch-size spec.searchSpace.batch-size.m
+reject choice-no-values     '{"spec":{"searchSpace":{"batch-size":{"values":null}}}}' spec.searchSpace.batch-size.values spec.searchSpace.batch-size.values
+reject choice-empty-values  '{"spec":{"searchSpace":{"batch-size":{"values":[]}}}}' spec.searchSpace.batch-size.values spec.searchSpace.batch-size.values
+reject grid-empty-values    '{"spec":{"searchSpace":{"optimizer":{"values":[]}}}}' spec.searchSpace.optimizer.values spec.searchSpace.optimizer.values
+
+# ---- CLI-only: the CRD cannot express these (see the top of this file) ----------------------------
+cli_only() {   # cli_only NAME PATCH CLI_FIELD: kubectl accepts, budgetsweep validate rejects
+  local name=$1 patch=$2 cfield=$3 f=$TMP/cli-$1.json out rc
+  k patch --local -f "$BASE" --type=merge -p "$patch" -o json >"$f"
+  if out=$(k apply --dry-run=server -n "$NS" -f "$f" 2>&1); then
+    pass "$name: the CRD accepts it (cannot express it; the operator reports InvalidSpec)"
+  else
+    fail "$name: kubectl apply now rejects it; move it to the reject list:"; indent <<<"$out"
+  fi
+  rc=0; out=$("$BSW" validate "$f" 2>&1) || rc=$?
+  [ "$rc" = 2 ] && grep -qF -- "$cfield" <<<"$out" &&
+    pass "$name: budgetsweep validate rejects it: $(grep -F -- "$cfield" <<<"$out" | head -1 | sed 's/^ *//')" ||
+    { fail "$name: budgetsweep validate exit $rc:"; indent <<<"$out"; }
+}
+cli_only value-object '{"spec":{"searchSpace":{"batch-size":{"values":[64,{"n":128}]}}}}' 'spec.searchSpace.batch-size.values[1]'
+cli_only value-list   '{"spec":{"searchSpace":{"batch-size":{"values":[[64]]}}}}' 'spec.searchSpace.batch-size.values[0]'
+cli_only value-null   '{"spec":{"searchSpace":{"batch-size":{"values":[64,null]}}}}' 'spec.searchSpace.batch-size.values[1]'
+
+# ---- CRD-only: the limits that bound CEL's cost (see the top of this file) -----------------------
+params() {   # params N: a searchSpace of N uniform parameters, as a JSON patch
+  local i sep="" out=""
+  for i in $(seq 1 "$1"); do out+="$sep\"p$i\":{\"type\":\"uniform\",\"min\":0,\"max\":1}"; sep=,; done
+  echo "[{\"op\":\"replace\",\"path\":\"/spec/searchSpace\",\"value\":{$out}}]"
+}
+values() {   # values N: a choice parameter with N values, as a JSON patch
+  echo "[{\"op\":\"replace\",\"path\":\"/spec/searchSpace/batch-size/values\",\"value\":[$(seq -s, 1 "$1")]}]"
+}
+limit() {   # limit NAME PATCH KUBE_OK: the CLI accepts it; kubectl accepts it iff KUBE_OK=yes
+  local name=$1 patch=$2 want=$3 f=$TMP/limit-$1.json out got=no
+  k patch --local -f "$BASE" --type=json -p "$patch" -o json >"$f"
+  out=$(k apply --dry-run=server -n "$NS" -f "$f" 2>&1) && got=yes
+  [ "$got" = "$want" ] && pass "$name: kubectl apply accepts it: $got" ||
+    { fail "$name: kubectl apply accepts it: $got, want $want"; indent <<<"$out"; }
+  out=$("$BSW" validate "$f" 2>&1) && pass "$name: budgetsweep validate accepts it" ||
+    { fail "$name: budgetsweep validate rejects it"; indent <<<"$out"; }
+}
+limit 64-parameters "$(params 64)" yes
+limit 65-parameters "$(params 65)" no
+limit 1024-values "$(values 1024)" yes
+limit 1025-values "$(values 1025)" no
+
+# ---- unknown fields without strict validation are dropped, never stored ---------------------------
+k patch --local -f "$TMP/minimal.yaml" --type=merge -o json \
+  -p '{"metadata":{"name":"crd-pruned"},"spec":{"colour":"blue"}}' >"$TMP/pruned.json"
+if out=$(k create -n "$NS" --validate=false -f "$TMP/pruned.json" 2>&1); then
+  got=$(k get -n "$NS" bsw crd-pruned -o jsonpath='{.spec.colour}')
+  [ -z "$got" ] && pass "with --validate=false an unknown field is pruned, not stored" ||
+    fail "unknown field stored: spec.colour=$got"
+else
+  fail "kubectl create --validate=false:"; indent <<<"$out"
+fi
+
+echo
+if [ "$failures" -gt 0 ]; then
+  echo "crd_test: $failures FAILED"
+  exit 1
+fi
+echo "crd_test: all ok"

@@ -73,6 +73,7 @@ for _ in $(seq 1 100); do
 done
 [ "$n" = "$node" ] && ok "pod requesting nvidia.com/gpu: 1 bound to $n" || bad "gpu pod nodeName='$n'"
 
+BSW_HELM=$("$HERE/build.sh" helm | sed -n 's/^helm=//p')
 hv=$("$BSW_HELM" version --template '{{.Version}}')
 hwant=$(sed -n 's/^HELM_VERSION=//p' "$HERE/build.sh")
 [ "$hv" = "$hwant" ] && ok "helm version $hv" || bad "helm version $hv, want $hwant"

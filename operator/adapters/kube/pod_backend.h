@@ -1,0 +1,124 @@
+#ifndef BSW_ADAPTERS_KUBE_POD_BACKEND_H_
+#define BSW_ADAPTERS_KUBE_POD_BACKEND_H_
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "operator/adapters/kube/client.h"
+#include "operator/core/status.h"
+#include "operator/ports/trial_backend.h"
+
+namespace bsw::kube {
+
+// Labels, annotations and the finalizer a trial pod carries.
+inline constexpr char kSweepLabel[] = "budgetsweep.dev/sweep";
+inline constexpr char kTrialLabel[] = "budgetsweep.dev/trial";
+inline constexpr char kSegmentLabel[] = "budgetsweep.dev/segment";
+// The admitted hard deadline, unix seconds ("1767000000.000").
+inline constexpr char kDeadlineAnnotation[] = "budgetsweep.dev/deadline";
+inline constexpr char kMetricsPortAnnotation[] = "budgetsweep.dev/metrics-port";
+// Set to "true" by Stop before the DELETE: the segment ends with reason Stopped.
+inline constexpr char kStoppedAnnotation[] = "budgetsweep.dev/stopped";
+inline constexpr char kAccountingFinalizer[] = "budgetsweep.dev/accounting";
+inline constexpr char kGpuResource[] = "nvidia.com/gpu";
+
+// The sweep that owns the trial pods (same namespace). The reference is written with
+// controller: true and blockOwnerDeletion: false (the latter needs delete permission on the owner).
+struct SweepOwner {
+  std::string api_version = "budgetsweep.dev/v1alpha1";
+  std::string kind = "BudgetSweep";
+  std::string name;
+  std::string uid;
+};
+
+struct PodBackendOptions {
+  Client* client = nullptr;  // not owned; must outlive the backend
+  std::string ns;            // the sweep's namespace
+  SweepOwner owner;          // owner.name is also the sweep label's value
+  // SweepSpec::trial_template verbatim: a PodTemplateSpec ({metadata?, spec}). Its first container
+  // runs the trainer: its command and image are kept, the parameters are appended to its args.
+  Json trial_template;
+  int metrics_port = 9400;
+  // BUDGETSWEEP_CHECKPOINT_DIR is <checkpoint_dir>/<trial>, shared by the segments of a trial.
+  // Only the environment variable for now: mounting a volume there is the template's business.
+  std::string checkpoint_dir = "/checkpoints";
+  // Wall-clock unix seconds; a seam for tests. Default: the system clock.
+  std::function<double()> now;
+};
+
+// Runs each trial segment as a pod `<trial>-s<segment>` in the sweep's namespace.
+//
+// The budget is enforced by the cluster: every pod gets activeDeadlineSeconds = floor(deadline -
+// now) (at least 1) at creation. The kubelet counts it from status.startTime, which is never
+// before the creation, and a pending pod costs nothing, so the pod's charged running time never
+// exceeds what was admitted; the wall-clock stop may come later than the deadline by the time the
+// pod was pending. The kubelet sends SIGTERM at the deadline and SIGKILL after the pod's
+// terminationGracePeriodSeconds (spec.grace_seconds).
+//
+// Kubernetes only lets activeDeadlineSeconds decrease: SetDeadline can move a deadline earlier,
+// never later. The operator therefore reserves a segment's whole rung up front on Kubernetes.
+//
+// Every pod carries the accounting finalizer: a finished or deleted pod stays until
+// ReleaseCharge, which the controller calls once the segment's charge is in the sweep's status.
+// Finished pods are not deleted by the backend (their deterministic name is what makes a retried
+// Start a no-op); they go with the sweep through their ownerReference.
+//
+// Thread-compatible; all state is in the API server, so instances may come and go.
+class PodBackend final : public TrialBackend {
+ public:
+  // InvalidArgument: no client, namespace, owner name/uid, or a template without containers.
+  [[nodiscard]] static StatusOr<std::unique_ptr<PodBackend>> Create(PodBackendOptions options);
+
+  // Creates the pod from the template (see BuildPod). AlreadyExists from the server means it was
+  // started before: OK, and nothing changes. InvalidArgument for an unusable spec (trial name not
+  // a DNS label, a pod name over 63 characters, no deadline).
+  Status Start(const SegmentSpec& spec) override;
+
+  // Annotates the pod as stopped by us, then DELETEs it with its grace period (the kubelet sends
+  // SIGTERM, SIGKILL after the grace period). It ends Failed with reason Stopped and stays, with
+  // its finalizer, until ReleaseCharge. OK for a pod that is gone or already finished (no-op).
+  Status Stop(const std::string& trial, int segment) override;
+
+  // Lowers activeDeadlineSeconds to floor(deadline - status.startTime) (creation time while the
+  // pod has not started; at least 1) and rewrites the deadline annotation. FailedPrecondition when
+  // that would raise activeDeadlineSeconds, which Kubernetes refuses. NotFound for an unknown
+  // segment; InvalidArgument for a deadline <= 0; OK (no-op) for a finished pod.
+  Status SetDeadline(const std::string& trial, int segment, double deadline_unix_seconds) override;
+
+  // The sweep's pods (label budgetsweep.dev/sweep=<name>), sorted by trial and segment.
+  // Pending until the container runs; Running from containerStatuses[0].state.running.startedAt;
+  // Succeeded/Failed from the phase with the terminated state's times and exit code. Reasons:
+  // DeadlineExceeded (status.reason), Stopped (deletionTimestamp or our stop annotation), Error.
+  // A pod deleted before its container ever ran ends Failed/Stopped with no times (no charge)
+  // once the kubelet has let go of it (deletionGracePeriodSeconds 0).
+  StatusOr<std::vector<SegmentStatus>> List() override;
+
+  // Removes the accounting finalizer (merge patch with the resourceVersion read, retried on
+  // Conflict). A pod being deleted is then gone. OK when the pod is already gone.
+  Status ReleaseCharge(const std::string& trial, int segment);
+
+  // The pod Start creates, at time `now` (exposed for tests).
+  [[nodiscard]] StatusOr<Json> BuildPod(const SegmentSpec& spec, double now) const;
+
+  static std::string PodName(const std::string& trial, int segment);
+
+ private:
+  explicit PodBackend(PodBackendOptions options);
+  double Now() const;
+
+  PodBackendOptions options_;
+};
+
+// A pod's status mapped to a segment's, as List does. nullopt for a pod without our labels.
+std::optional<SegmentStatus> SegmentStatusOfPod(const Json& pod, int default_metrics_port);
+
+// RFC 3339 (metav1.Time and MicroTime): "2024-05-01T12:00:00Z", with or without fractional
+// seconds, "Z" or a "+hh:mm"/"-hh:mm" offset. Unix seconds; nullopt when it does not parse.
+std::optional<double> ParseRfc3339(const std::string& text);
+
+}  // namespace bsw::kube
+
+#endif  // BSW_ADAPTERS_KUBE_POD_BACKEND_H_

@@ -1,0 +1,436 @@
+// PodBackend (operator/adapters/kube/pod_backend.h) against a real kube-apiserver and
+// kube-scheduler, with bsw-node-agent running the pods as local processes:
+//   eval "$(tests/cluster/up.sh | tail -1)" && ctest -L cluster -R PodBackend
+// The cluster tests skip when KUBECONFIG is unset. Each test starts its own agent with nodes of
+// its own (a unique prefix and label, which the trial template selects), its own loopback range
+// and a fresh namespace enforcing Pod Security "restricted", so every trial pod must comply.
+#include "operator/adapters/kube/pod_backend.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "operator/adapters/kube/client.h"
+#include "operator/adapters/kube/config.h"
+#include "operator/adapters/kube/errors.h"
+
+extern char** environ;
+
+namespace bsw::kube {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::steady_clock;
+namespace fs = std::filesystem;
+
+const Resource kNamespaces{"", "v1", "namespaces", false};
+const Resource kNodes{"", "v1", "nodes", false};
+const Resource kPods{"", "v1", "pods", true};
+constexpr char kPoolLabel[] = "budgetsweep.dev/test-pool";
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string ReadAll(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(ParseRfc3339Test, ParsesUtcWithAndWithoutFractionAndOffsets) {
+  EXPECT_EQ(ParseRfc3339("1970-01-01T00:00:00Z"), 0.0);
+  EXPECT_EQ(ParseRfc3339("2024-05-01T12:00:00Z"), 1714564800.0);
+  EXPECT_NEAR(*ParseRfc3339("2024-05-01T12:00:00.123456Z"), 1714564800.123456, 1e-6);
+  EXPECT_EQ(ParseRfc3339("2024-05-01T14:00:00+02:00"), 1714564800.0);
+  EXPECT_EQ(ParseRfc3339("2024-05-01T11:30:00-00:30"), 1714564800.0);
+  EXPECT_EQ(ParseRfc3339("2024-02-29T00:00:00Z"), 1709164800.0);
+  EXPECT_FALSE(ParseRfc3339(""));
+  EXPECT_FALSE(ParseRfc3339("2024-05-01 12:00"));
+  EXPECT_FALSE(ParseRfc3339("2024-05-01T12:00:00"));
+  EXPECT_FALSE(ParseRfc3339("2024-05-01T12:00:00.Z"));
+  EXPECT_FALSE(ParseRfc3339("2023-02-29T00:00:00Z"));
+  EXPECT_FALSE(ParseRfc3339("2024-05-01T12:00:00Zjunk"));
+}
+
+class PodBackendTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* path = std::getenv("KUBECONFIG");
+    if (path == nullptr || *path == '\0') GTEST_SKIP() << "KUBECONFIG is not set";
+    kubeconfig_ = path;
+    StatusOr<KubeConfig> config = LoadKubeconfig(path);
+    ASSERT_TRUE(config.ok()) << config.status().message();
+    StatusOr<std::unique_ptr<Client>> client = Client::Create(*config);
+    ASSERT_TRUE(client.ok()) << client.status().message();
+    client_ = std::move(*client);
+
+    std::mt19937 random(std::random_device{}());
+    std::string test_name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::string short_name;
+    for (char c : test_name.substr(0, 16)) {
+      short_name += std::isalnum(static_cast<unsigned char>(c)) ? std::tolower(c) : '-';
+    }
+    std::string unique = std::to_string(getpid()) + "-" + std::to_string(random() % 100000);
+    ns_ = "pb-" + short_name + "-" + unique;
+    prefix_ = "pb-" + short_name + "-" + unique;
+    address_base_ =
+        "127." + std::to_string(20 + random() % 200) + "." + std::to_string(random() % 250) + ".10";
+    work_dir_ = fs::temp_directory_path() / ("bsw-pod-backend-test-" + unique);
+    fs::create_directories(work_dir_);
+    StatusOr<Json> created = client_->Create(
+        kNamespaces, "",
+        Json{
+            {"metadata",
+             {{"name", ns_}, {"labels", {{"pod-security.kubernetes.io/enforce", "restricted"}}}}}});
+    ASSERT_TRUE(created.ok()) << created.status().message();
+    StartAgent();
+  }
+
+  void TearDown() override {
+    if (!client_) return;
+    StatusOr<Json> pods = client_->List(kPods, ns_);
+    if (pods.ok()) {
+      for (const Json& pod : (*pods)["items"]) {
+        std::string name = pod["metadata"]["name"];
+        (void)client_->Patch(kPods, ns_, name, Json{{"metadata", {{"finalizers", nullptr}}}});
+        DeleteOptions now;
+        now.grace_period_seconds = 0;
+        (void)client_->Delete(kPods, ns_, name, now);
+      }
+    }
+    if (agent_pid_ > 0) {
+      kill(agent_pid_, SIGTERM);
+      int status = 0;
+      waitpid(agent_pid_, &status, 0);
+    }
+    (void)client_->Delete(kNamespaces, "", ns_);
+    if (HasFailure()) {
+      std::cerr << "---- agent log\n" << ReadAll(work_dir_ / "agent.log") << "----\n";
+    } else {
+      std::error_code error;
+      fs::remove_all(work_dir_, error);
+    }
+  }
+
+  void StartAgent() {
+    std::vector<std::string> args = {BSW_NODE_AGENT,
+                                     "--kubeconfig=" + kubeconfig_,
+                                     "--nodes=1",
+                                     "--gpus-per-node=4",
+                                     "--node-prefix=" + prefix_,
+                                     "--node-label=" + std::string(kPoolLabel) + "=" + prefix_,
+                                     "--address-base=" + address_base_,
+                                     "--work-dir=" + (work_dir_ / "agent").string(),
+                                     "--heartbeat-seconds=2",
+                                     "--shutdown-grace-seconds=2"};
+    std::vector<char*> argv;
+    for (std::string& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    std::string log = (work_dir_ / "agent.log").string();
+    posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    int error = posix_spawn(&agent_pid_, argv[0], &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    ASSERT_EQ(error, 0) << "posix_spawn " << argv[0];
+    std::string node = prefix_ + "-0";
+    ASSERT_TRUE(Eventually([&] {
+      StatusOr<Json> got = client_->Get(kNodes, "", node);
+      if (!got.ok() || (*got)["spec"].contains("taints")) return false;
+      for (const Json& condition : (*got)["status"].value("conditions", Json::array())) {
+        if (condition["type"] == "Ready") return condition["status"] == "True";
+      }
+      return false;
+    })) << "node "
+        << node << " never became Ready";
+  }
+
+  template <typename Condition>
+  bool Eventually(Condition condition, milliseconds limit = milliseconds(15000)) {
+    auto deadline = steady_clock::now() + limit;
+    while (steady_clock::now() < deadline) {
+      if (condition()) return true;
+      std::this_thread::sleep_for(milliseconds(50));
+    }
+    return condition();
+  }
+
+  // A backend whose template runs `script` with sh on this test's node.
+  std::unique_ptr<PodBackend> Backend(const std::string& script) {
+    PodBackendOptions options;
+    options.client = client_.get();
+    options.ns = ns_;
+    options.owner.name = "sw";
+    options.owner.uid = "0b6e7f3c-4b8e-4f7e-9a55-1d2c3b4a5f60";
+    options.metrics_port = 9555;
+    options.checkpoint_dir = "/ckpt/";
+    options.trial_template =
+        Json{{"metadata", {{"labels", {{"team", "ml"}}}}},
+             {"spec",
+              {{"nodeSelector", {{kPoolLabel, prefix_}}},
+               {"containers",
+                Json::array({Json{{"name", "trainer"},
+                                  {"image", "local"},
+                                  {"command", {"sh", "-c", script, "trainer"}},
+                                  {"env", {{{"name", "FROM_TEMPLATE"}, {"value", "t"}}}}}})}}}};
+    StatusOr<std::unique_ptr<PodBackend>> backend = PodBackend::Create(std::move(options));
+    EXPECT_TRUE(backend.ok()) << backend.status().message();
+    return backend.ok() ? std::move(*backend) : nullptr;
+  }
+
+  static SegmentSpec Spec(const std::string& trial, double deadline, int devices = 1) {
+    SegmentSpec spec;
+    spec.sweep = "sw";
+    spec.trial = trial;
+    spec.segment = 0;
+    spec.params = {{"lr", "0.01"}, {"opt", "adam"}};
+    spec.until_resource = 3;
+    spec.max_resource = 27;
+    spec.milestones = {1, 3, 9, 27};
+    spec.devices = devices;
+    spec.deadline_unix_seconds = deadline;
+    spec.grace_seconds = 1;
+    return spec;
+  }
+
+  // Polls List until the segment satisfies `done`; returns its last status.
+  std::optional<SegmentStatus> WaitFor(PodBackend& backend, const std::string& trial,
+                                       const std::function<bool(const SegmentStatus&)>& done,
+                                       milliseconds limit = milliseconds(15000)) {
+    std::optional<SegmentStatus> last;
+    Eventually(
+        [&] {
+          StatusOr<std::vector<SegmentStatus>> segments = backend.List();
+          if (!segments.ok()) return false;
+          for (const SegmentStatus& segment : *segments) {
+            if (segment.trial == trial) last = segment;
+          }
+          return last && done(*last);
+        },
+        limit);
+    return last;
+  }
+
+  fs::path PodLog(const Json& pod) const {
+    return work_dir_ / "agent" / "logs" /
+           (ns_ + "_" + pod["metadata"]["name"].get<std::string>() + "_" +
+            pod["metadata"]["uid"].get<std::string>() + ".log");
+  }
+
+  std::string kubeconfig_;
+  std::unique_ptr<Client> client_;
+  std::string ns_;
+  std::string prefix_;
+  std::string address_base_;
+  fs::path work_dir_;
+  pid_t agent_pid_ = 0;
+};
+
+TEST_F(PodBackendTest, Start_CreatesOneCompliantPodWithTheContract) {
+  std::unique_ptr<PodBackend> backend = Backend("sleep 30");
+  ASSERT_NE(backend, nullptr);
+  double deadline = Now() + 120.7;
+  ASSERT_TRUE(backend->Start(Spec("sw-t0001", deadline, 2)).ok());
+  Status again = backend->Start(Spec("sw-t0001", deadline, 2));
+  EXPECT_TRUE(again.ok()) << again.message();
+  StatusOr<Json> pods = client_->List(kPods, ns_);
+  ASSERT_TRUE(pods.ok());
+  ASSERT_EQ((*pods)["items"].size(), 1u) << "Start twice makes one pod";
+  const Json& pod = (*pods)["items"][0];
+  const Json& metadata = pod["metadata"];
+  EXPECT_EQ(metadata["name"], "sw-t0001-s0");
+  EXPECT_EQ(metadata["labels"]["budgetsweep.dev/sweep"], "sw");
+  EXPECT_EQ(metadata["labels"]["budgetsweep.dev/trial"], "sw-t0001");
+  EXPECT_EQ(metadata["labels"]["budgetsweep.dev/segment"], "0");
+  EXPECT_EQ(metadata["labels"]["team"], "ml");
+  EXPECT_EQ(metadata["finalizers"], Json::array({"budgetsweep.dev/accounting"}));
+  ASSERT_EQ(metadata["ownerReferences"].size(), 1u);
+  const Json& owner = metadata["ownerReferences"][0];
+  EXPECT_EQ(owner["apiVersion"], "budgetsweep.dev/v1alpha1");
+  EXPECT_EQ(owner["kind"], "BudgetSweep");
+  EXPECT_EQ(owner["name"], "sw");
+  EXPECT_EQ(owner["uid"], "0b6e7f3c-4b8e-4f7e-9a55-1d2c3b4a5f60");
+  EXPECT_EQ(owner["controller"], true);
+  EXPECT_EQ(owner["blockOwnerDeletion"], false);
+  EXPECT_NEAR(std::stod(metadata["annotations"]["budgetsweep.dev/deadline"].get<std::string>()),
+              deadline, 0.01);
+  EXPECT_EQ(metadata["annotations"]["budgetsweep.dev/metrics-port"], "9555");
+
+  const Json& spec = pod["spec"];
+  double created = *ParseRfc3339(metadata["creationTimestamp"]);
+  int64_t active = spec["activeDeadlineSeconds"];
+  EXPECT_LE(active, deadline - created);
+  EXPECT_GE(active, deadline - created - 3);
+  EXPECT_EQ(spec["restartPolicy"], "Never");
+  EXPECT_EQ(spec["terminationGracePeriodSeconds"], 1);
+  const Json& container = spec["containers"][0];
+  EXPECT_EQ(container["command"], Json({"sh", "-c", "sleep 30", "trainer"}));
+  EXPECT_EQ(container["args"], Json({"--lr=0.01", "--opt=adam"}));
+  EXPECT_EQ(container["resources"]["limits"]["nvidia.com/gpu"], "2");
+  EXPECT_EQ(container["resources"]["requests"]["nvidia.com/gpu"], "2");
+  EXPECT_EQ(spec["securityContext"]["runAsNonRoot"], true);
+  EXPECT_EQ(spec["securityContext"]["runAsUser"], 65532);
+  EXPECT_EQ(spec["securityContext"]["seccompProfile"]["type"], "RuntimeDefault");
+  EXPECT_EQ(container["securityContext"]["allowPrivilegeEscalation"], false);
+  EXPECT_EQ(container["securityContext"]["capabilities"]["drop"], Json::array({"ALL"}));
+  std::map<std::string, Json> env;
+  for (const Json& var : container["env"]) env[var["name"]] = var;
+  EXPECT_EQ(env["FROM_TEMPLATE"]["value"], "t");
+  EXPECT_EQ(env["BUDGETSWEEP_METRICS_HOST"]["valueFrom"]["fieldRef"]["fieldPath"], "status.podIP");
+  EXPECT_EQ(env["BUDGETSWEEP_METRICS_PORT"]["value"], "9555");
+
+  std::optional<SegmentStatus> running =
+      WaitFor(*backend, "sw-t0001", [](const SegmentStatus& s) { return s.metrics_url != ""; });
+  ASSERT_TRUE(running);
+  EXPECT_EQ(running->devices, 2);
+  EXPECT_EQ(running->metrics_url, "http://" + address_base_ + ":9555/metrics");
+}
+
+TEST_F(PodBackendTest, Segment_RunsAndSucceedsWithRealTimesAndTheEnvContract) {
+  std::unique_ptr<PodBackend> backend = Backend(
+      "echo \"$BUDGETSWEEP_SWEEP|$BUDGETSWEEP_TRIAL|$BUDGETSWEEP_PARAMS|$BUDGETSWEEP_MILESTONES|"
+      "$BUDGETSWEEP_UNTIL|$BUDGETSWEEP_MAX_RESOURCE|$BUDGETSWEEP_CHECKPOINT_DIR|"
+      "$BUDGETSWEEP_METRICS_HOST|$BUDGETSWEEP_METRICS_PORT|$FROM_TEMPLATE|$*\"; sleep 1");
+  ASSERT_NE(backend, nullptr);
+  double before = std::floor(Now());
+  ASSERT_TRUE(backend->Start(Spec("sw-t0002", Now() + 60)).ok());
+  std::optional<SegmentStatus> running = WaitFor(*backend, "sw-t0002", [](const SegmentStatus& s) {
+    return s.state != SegmentState::kPending;
+  });
+  ASSERT_TRUE(running);
+  EXPECT_EQ(running->state, SegmentState::kRunning);
+  ASSERT_TRUE(running->started_unix_seconds);
+  EXPECT_GE(*running->started_unix_seconds, before);
+  EXPECT_LE(*running->started_unix_seconds, Now());
+  EXPECT_EQ(running->devices, 1);
+
+  std::optional<SegmentStatus> done = WaitFor(*backend, "sw-t0002", [](const SegmentStatus& s) {
+    return s.state == SegmentState::kSucceeded || s.state == SegmentState::kFailed;
+  });
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->state, SegmentState::kSucceeded);
+  EXPECT_EQ(done->exit_code, 0);
+  ASSERT_TRUE(done->started_unix_seconds && done->finished_unix_seconds);
+  EXPECT_GE(*done->finished_unix_seconds - *done->started_unix_seconds, 1);
+  EXPECT_LE(*done->finished_unix_seconds - *done->started_unix_seconds, 4);
+  EXPECT_EQ(done->segment, 0);
+  EXPECT_TRUE(done->reason.empty());
+
+  StatusOr<Json> pod = client_->Get(kPods, ns_, "sw-t0002-s0");
+  ASSERT_TRUE(pod.ok());
+  EXPECT_EQ(ReadAll(PodLog(*pod)),
+            "sw|sw-t0002|{\"lr\":0.01,\"opt\":\"adam\"}|1,3,9,27|3|27|/ckpt/"
+            "sw-t0002|" +
+                address_base_ + "|9555|t|--lr=0.01 --opt=adam\n");
+  // Finished pods stay, with the finalizer, for the controller to account.
+  EXPECT_EQ((*pod)["metadata"]["finalizers"], Json::array({"budgetsweep.dev/accounting"}));
+}
+
+TEST_F(PodBackendTest, NearDeadline_EndsDeadlineExceededWithinDeadlinePlusGrace) {
+  std::unique_ptr<PodBackend> backend = Backend("exec sleep 60");
+  ASSERT_NE(backend, nullptr);
+  double deadline = Now() + 3;
+  ASSERT_TRUE(backend->Start(Spec("sw-t0003", deadline)).ok());
+  std::optional<SegmentStatus> done = WaitFor(
+      *backend, "sw-t0003", [](const SegmentStatus& s) { return s.state == SegmentState::kFailed; },
+      milliseconds(20000));
+  double seen = Now();
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->state, SegmentState::kFailed);
+  EXPECT_EQ(done->reason, "DeadlineExceeded");
+  ASSERT_TRUE(done->finished_unix_seconds);
+  EXPECT_LE(*done->finished_unix_seconds, deadline + 1 + 2);
+  EXPECT_LE(seen, deadline + 1 + 2 + 1) << "seen in List promptly";
+  EXPECT_NEAR(done->deadline_unix_seconds, deadline, 0.01);
+}
+
+TEST_F(PodBackendTest, Stop_EndsStoppedAndThePodStaysUntilReleaseCharge) {
+  std::unique_ptr<PodBackend> backend = Backend("exec sleep 60");
+  ASSERT_NE(backend, nullptr);
+  ASSERT_TRUE(backend->Start(Spec("sw-t0004", Now() + 60)).ok());
+  ASSERT_TRUE(WaitFor(*backend, "sw-t0004",
+                      [](const SegmentStatus& s) { return s.state == SegmentState::kRunning; })
+                  .value_or(SegmentStatus())
+                  .state == SegmentState::kRunning);
+  auto stop_at = steady_clock::now();
+  Status stopped = backend->Stop("sw-t0004", 0);
+  ASSERT_TRUE(stopped.ok()) << stopped.message();
+  std::optional<SegmentStatus> done = WaitFor(*backend, "sw-t0004", [](const SegmentStatus& s) {
+    return s.state == SegmentState::kFailed;
+  });
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->state, SegmentState::kFailed);
+  EXPECT_EQ(done->reason, "Stopped");
+  EXPECT_TRUE(done->finished_unix_seconds);
+  EXPECT_LE(steady_clock::now() - stop_at, std::chrono::seconds(1 + 3)) << "grace 1 s";
+  // The finalizer holds the pod (deleted, finished) until the charge is released.
+  std::this_thread::sleep_for(milliseconds(500));
+  StatusOr<Json> pod = client_->Get(kPods, ns_, "sw-t0004-s0");
+  ASSERT_TRUE(pod.ok()) << pod.status().message();
+  EXPECT_TRUE((*pod)["metadata"].contains("deletionTimestamp"));
+  EXPECT_TRUE(backend->Stop("sw-t0004", 0).ok()) << "Stop again: no-op";
+
+  Status released = backend->ReleaseCharge("sw-t0004", 0);
+  ASSERT_TRUE(released.ok()) << released.message();
+  EXPECT_TRUE(Eventually([&] {
+    return IsNotFound(client_->Get(kPods, ns_, "sw-t0004-s0").status());
+  })) << "the pod is gone once the finalizer is off";
+  EXPECT_TRUE(backend->ReleaseCharge("sw-t0004", 0).ok()) << "a pod already gone is OK";
+  EXPECT_TRUE(backend->Stop("sw-t0004", 0).ok()) << "a pod already gone is OK";
+  StatusOr<std::vector<SegmentStatus>> listed = backend->List();
+  ASSERT_TRUE(listed.ok());
+  EXPECT_TRUE(listed->empty());
+}
+
+TEST_F(PodBackendTest, SetDeadline_LowersButNeverRaises) {
+  std::unique_ptr<PodBackend> backend = Backend("exec sleep 60");
+  ASSERT_NE(backend, nullptr);
+  ASSERT_TRUE(backend->Start(Spec("sw-t0005", Now() + 50)).ok());
+  ASSERT_TRUE(WaitFor(*backend, "sw-t0005",
+                      [](const SegmentStatus& s) { return s.state == SegmentState::kRunning; })
+                  .value_or(SegmentStatus())
+                  .state == SegmentState::kRunning);
+  StatusOr<Json> before = client_->Get(kPods, ns_, "sw-t0005-s0");
+  ASSERT_TRUE(before.ok());
+  int64_t active_before = (*before)["spec"]["activeDeadlineSeconds"];
+
+  Status raised = backend->SetDeadline("sw-t0005", 0, Now() + 500);
+  EXPECT_EQ(raised.code(), StatusCode::kFailedPrecondition) << raised.message();
+  EXPECT_NE(raised.message().find("only lets it decrease"), std::string::npos) << raised.message();
+
+  double lowered_to = Now() + 2;
+  Status lowered = backend->SetDeadline("sw-t0005", 0, lowered_to);
+  ASSERT_TRUE(lowered.ok()) << lowered.message();
+  StatusOr<Json> after = client_->Get(kPods, ns_, "sw-t0005-s0");
+  ASSERT_TRUE(after.ok());
+  double start = *ParseRfc3339((*after)["status"]["startTime"]);
+  int64_t active = (*after)["spec"]["activeDeadlineSeconds"];
+  EXPECT_LT(active, active_before);
+  EXPECT_LE(start + active, lowered_to);
+  std::optional<SegmentStatus> done = WaitFor(*backend, "sw-t0005", [](const SegmentStatus& s) {
+    return s.state == SegmentState::kFailed;
+  });
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->reason, "DeadlineExceeded");
+  EXPECT_NEAR(done->deadline_unix_seconds, lowered_to, 0.01);
+  ASSERT_TRUE(done->finished_unix_seconds);
+  EXPECT_LE(*done->finished_unix_seconds, lowered_to + 1 + 2);
+  EXPECT_EQ(backend->SetDeadline("sw-t0099", 0, Now() + 5).code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace bsw::kube

@@ -66,6 +66,121 @@ TEST(ParseRfc3339Test, ParsesUtcWithAndWithoutFractionAndOffsets) {
   EXPECT_FALSE(ParseRfc3339("2024-05-01T12:00:00Zjunk"));
 }
 
+// BuildPod and SegmentStatusOfPod need no cluster.
+std::unique_ptr<PodBackend> OfflineBackend(Json trial_template) {
+  PodBackendOptions options;
+  static Client* const kNoClient = reinterpret_cast<Client*>(1);  // never called
+  options.client = kNoClient;
+  options.ns = "ns";
+  options.owner.name = "sw";
+  options.owner.uid = "uid-1";
+  options.trial_template = std::move(trial_template);
+  StatusOr<std::unique_ptr<PodBackend>> backend = PodBackend::Create(std::move(options));
+  EXPECT_TRUE(backend.ok()) << backend.status().message();
+  return backend.ok() ? std::move(*backend) : nullptr;
+}
+
+TEST(PodBackendBuildTest, KeepsTheTemplatesOwnSecurityAndDropsGpusForCpuSegments) {
+  Json container = {{"name", "c"},
+                    {"image", "i"},
+                    {"args", {"--base"}},
+                    {"securityContext", {{"allowPrivilegeEscalation", true}, {"runAsUser", 1000}}},
+                    {"resources", {{"limits", {{"nvidia.com/gpu", "1"}, {"cpu", "2"}}}}}};
+  std::unique_ptr<PodBackend> backend =
+      OfflineBackend(Json{{"spec",
+                           {{"securityContext", {{"seccompProfile", {{"type", "Localhost"}}}}},
+                            {"containers", Json::array({container})}}}});
+  ASSERT_NE(backend, nullptr);
+  SegmentSpec spec;
+  spec.trial = "sw-t0001";
+  spec.segment = 3;
+  spec.params = {{"lr", "0.1"}};
+  spec.devices = 0;
+  spec.deadline_unix_seconds = 1000.9;
+  spec.grace_seconds = 2.5;
+  StatusOr<Json> pod = backend->BuildPod(spec, 900.5);
+  ASSERT_TRUE(pod.ok()) << pod.status().message();
+  EXPECT_EQ((*pod)["metadata"]["name"], "sw-t0001-s3");
+  EXPECT_EQ((*pod)["spec"]["activeDeadlineSeconds"], 100) << "floor(1000.9 - 900.5)";
+  EXPECT_EQ((*pod)["spec"]["terminationGracePeriodSeconds"], 3);
+  EXPECT_EQ((*pod)["spec"]["securityContext"]["seccompProfile"]["type"], "Localhost");
+  EXPECT_EQ((*pod)["spec"]["securityContext"]["runAsNonRoot"], true);
+  EXPECT_FALSE((*pod)["spec"]["securityContext"].contains("runAsUser"))
+      << "the container sets its own";
+  const Json& built = (*pod)["spec"]["containers"][0];
+  EXPECT_EQ(built["securityContext"]["allowPrivilegeEscalation"], true);
+  EXPECT_EQ(built["securityContext"]["runAsUser"], 1000);
+  EXPECT_EQ(built["args"], Json({"--base", "--lr=0.1"}));
+  EXPECT_FALSE(built["resources"]["limits"].contains("nvidia.com/gpu"));
+  EXPECT_EQ(built["resources"]["limits"]["cpu"], "2");
+
+  spec.deadline_unix_seconds = 900;  // already past: the smallest deadline Kubernetes takes
+  EXPECT_EQ((*backend->BuildPod(spec, 950))["spec"]["activeDeadlineSeconds"], 1);
+  spec.deadline_unix_seconds = 0;
+  EXPECT_EQ(backend->BuildPod(spec, 900).status().code(), StatusCode::kInvalidArgument);
+  spec.deadline_unix_seconds = 1000;
+  spec.trial = "Upper_case";
+  EXPECT_EQ(backend->BuildPod(spec, 900).status().code(), StatusCode::kInvalidArgument);
+  spec.trial = std::string(61, 'a');  // + "-s3": 64
+  EXPECT_EQ(backend->BuildPod(spec, 900).status().code(), StatusCode::kInvalidArgument)
+      << "pod name over 63 characters";
+  EXPECT_EQ(PodBackend::Create(PodBackendOptions{}).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(SegmentStatusOfPodTest, MapsPhasesTimesAndReasons) {
+  Json pod = {
+      {"metadata",
+       {{"labels", {{"budgetsweep.dev/trial", "t1"}, {"budgetsweep.dev/segment", "2"}}},
+        {"annotations",
+         {{"budgetsweep.dev/deadline", "1714564900.500"},
+          {"budgetsweep.dev/metrics-port", "9000"}}}}},
+      {"spec", {{"containers", {{{"resources", {{"requests", {{"nvidia.com/gpu", 4}}}}}}}}}},
+      {"status", {{"phase", "Pending"}}}};
+  std::optional<SegmentStatus> pending = SegmentStatusOfPod(pod, 9400);
+  ASSERT_TRUE(pending);
+  EXPECT_EQ(pending->trial, "t1");
+  EXPECT_EQ(pending->segment, 2);
+  EXPECT_EQ(pending->state, SegmentState::kPending);
+  EXPECT_EQ(pending->devices, 4);
+  EXPECT_EQ(pending->deadline_unix_seconds, 1714564900.5);
+  EXPECT_EQ(pending->metrics_url, "");
+
+  pod["status"] = {
+      {"phase", "Running"},
+      {"podIP", "10.0.0.7"},
+      {"containerStatuses", {{{"state", {{"running", {{"startedAt", "2024-05-01T12:00:00Z"}}}}}}}}};
+  std::optional<SegmentStatus> running = SegmentStatusOfPod(pod, 9400);
+  EXPECT_EQ(running->state, SegmentState::kRunning);
+  EXPECT_EQ(running->started_unix_seconds, 1714564800.0);
+  EXPECT_EQ(running->metrics_url, "http://10.0.0.7:9000/metrics");
+
+  pod["status"]["phase"] = "Failed";
+  pod["status"]["containerStatuses"][0]["state"] = {{"terminated",
+                                                     {{"exitCode", 137},
+                                                      {"startedAt", "2024-05-01T12:00:00Z"},
+                                                      {"finishedAt", "2024-05-01T12:01:40Z"}}}};
+  std::optional<SegmentStatus> failed = SegmentStatusOfPod(pod, 9400);
+  EXPECT_EQ(failed->state, SegmentState::kFailed);
+  EXPECT_EQ(failed->reason, "Error");
+  EXPECT_EQ(failed->exit_code, 137);
+  EXPECT_EQ(*failed->finished_unix_seconds - *failed->started_unix_seconds, 100);
+  pod["metadata"]["annotations"]["budgetsweep.dev/stopped"] = "true";
+  EXPECT_EQ(SegmentStatusOfPod(pod, 9400)->reason, "Stopped");
+  pod["status"]["reason"] = "DeadlineExceeded";
+  EXPECT_EQ(SegmentStatusOfPod(pod, 9400)->reason, "DeadlineExceeded");
+
+  Json deleted_before_start = pod;
+  deleted_before_start["status"] = {{"phase", "Pending"}};
+  deleted_before_start["metadata"]["deletionTimestamp"] = "2024-05-01T12:00:00Z";
+  deleted_before_start["metadata"]["deletionGracePeriodSeconds"] = 0;
+  std::optional<SegmentStatus> never_ran = SegmentStatusOfPod(deleted_before_start, 9400);
+  EXPECT_EQ(never_ran->state, SegmentState::kFailed);
+  EXPECT_EQ(never_ran->reason, "Stopped");
+  EXPECT_FALSE(never_ran->started_unix_seconds) << "a pending pod costs nothing";
+
+  EXPECT_FALSE(SegmentStatusOfPod(Json{{"metadata", {{"name", "other"}}}}, 9400));
+}
+
 class PodBackendTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -394,6 +509,27 @@ TEST_F(PodBackendTest, Stop_EndsStoppedAndThePodStaysUntilReleaseCharge) {
   StatusOr<std::vector<SegmentStatus>> listed = backend->List();
   ASSERT_TRUE(listed.ok());
   EXPECT_TRUE(listed->empty());
+}
+
+TEST_F(PodBackendTest, StopWhilePending_EndsStoppedWithoutChargeAndGoesOnRelease) {
+  std::unique_ptr<PodBackend> backend = Backend("exec sleep 60");
+  ASSERT_NE(backend, nullptr);
+  ASSERT_TRUE(backend->Start(Spec("sw-t0006", Now() + 60, 8)).ok()) << "8 GPUs: never fits";
+  std::optional<SegmentStatus> pending =
+      WaitFor(*backend, "sw-t0006", [](const SegmentStatus&) { return true; });
+  ASSERT_TRUE(pending);
+  EXPECT_EQ(pending->state, SegmentState::kPending);
+  ASSERT_TRUE(backend->Stop("sw-t0006", 0).ok());
+  std::optional<SegmentStatus> done = WaitFor(*backend, "sw-t0006", [](const SegmentStatus& s) {
+    return s.state == SegmentState::kFailed;
+  });
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->state, SegmentState::kFailed);
+  EXPECT_EQ(done->reason, "Stopped");
+  EXPECT_FALSE(done->started_unix_seconds) << "never ran: no charge";
+  ASSERT_TRUE(backend->ReleaseCharge("sw-t0006", 0).ok());
+  EXPECT_TRUE(
+      Eventually([&] { return IsNotFound(client_->Get(kPods, ns_, "sw-t0006-s0").status()); }));
 }
 
 TEST_F(PodBackendTest, SetDeadline_LowersButNeverRaises) {

@@ -123,8 +123,10 @@ bool IsFinished(const Json& pod) {
   return phase == "Succeeded" || phase == "Failed";
 }
 
-int64_t DeadlineSecondsFrom(double deadline, double start) {
-  return std::max<int64_t>(1, static_cast<int64_t>(std::floor(deadline - start)));
+// The kubelet sends SIGTERM at activeDeadlineSeconds and SIGKILL a grace period later; the port's
+// contract is SIGKILL at the deadline, so the grace period comes off first.
+int64_t DeadlineSecondsFrom(double deadline, double grace, double start) {
+  return std::max<int64_t>(1, static_cast<int64_t>(std::floor(deadline - grace - start)));
 }
 
 }  // namespace
@@ -318,7 +320,8 @@ StatusOr<Json> PodBackend::BuildPod(const SegmentSpec& spec, double now) const {
 
   Json pod_spec = options_.trial_template["spec"];
   pod_spec["restartPolicy"] = "Never";
-  pod_spec["activeDeadlineSeconds"] = DeadlineSecondsFrom(spec.deadline_unix_seconds, now);
+  pod_spec["activeDeadlineSeconds"] =
+      DeadlineSecondsFrom(spec.deadline_unix_seconds, spec.grace_seconds, now);
   pod_spec["terminationGracePeriodSeconds"] =
       static_cast<int64_t>(std::ceil(std::max(0.0, spec.grace_seconds)));
 
@@ -420,8 +423,9 @@ Status PodBackend::SetDeadline(const std::string& trial, int segment,
     std::optional<double> start = TimeAt(*pod, "/status/startTime"_json_pointer);
     if (!start) start = TimeAt(*pod, "/metadata/creationTimestamp"_json_pointer);
     if (!start) return InternalError("pod " + name + " has neither startTime nor creation time");
-    int64_t wanted = DeadlineSecondsFrom(deadline_unix_seconds, *start);
     const Json& spec = (*pod)["spec"];
+    double grace = spec.value("terminationGracePeriodSeconds", 0.0);
+    int64_t wanted = DeadlineSecondsFrom(deadline_unix_seconds, grace, *start);
     std::optional<int64_t> current;
     if (spec.contains("activeDeadlineSeconds"))
       current = spec["activeDeadlineSeconds"].get<int64_t>();

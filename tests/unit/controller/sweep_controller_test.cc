@@ -1,0 +1,190 @@
+#include "operator/controller/sweep_controller.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "operator/core/api.h"
+#include "tests/mocks/mock_metric_source.h"
+#include "tests/mocks/mock_trial_backend.h"
+#include "tests/unit/core/sweep_fixture.h"
+
+namespace bsw {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::_;
+using ::testing::Invoke;
+using ::testing::NiceMock;
+using ::testing::Return;
+
+class FakeClock : public Clock {
+ public:
+  double NowUnixSeconds() const override { return now; }
+  double now = 1'000'000;
+};
+
+// Drives a SweepController over mocked ports: the backend reports what the test says is
+// running, and the metric source answers per trial.
+class SweepControllerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "bsw-controller-XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    StatusOr<SweepSpec> spec = ParseSweep(testing::ValidSweepJson());
+    ASSERT_TRUE(spec.ok()) << spec.status().message();
+    spec_ = *spec;
+    ON_CALL(backend_, List()).WillByDefault(Invoke([this] {
+      return StatusOr<std::vector<SegmentStatus>>(segments_);
+    }));
+    ON_CALL(backend_, Start(_)).WillByDefault(Invoke([this](const SegmentSpec& s) {
+      SegmentStatus st;
+      st.trial = s.trial;
+      st.segment = s.segment;
+      st.state = SegmentState::kRunning;
+      st.started_unix_seconds = clock_.now;
+      st.devices = s.devices;
+      st.deadline_unix_seconds = s.deadline_unix_seconds;
+      st.metrics_url = "http://127.0.0.1:1/metrics";
+      segments_.push_back(st);
+      return OkStatus();
+    }));
+    ON_CALL(backend_, Stop(_, _)).WillByDefault(Return(OkStatus()));
+    ON_CALL(backend_, SetDeadline(_, _, _)).WillByDefault(Return(OkStatus()));
+    ON_CALL(metrics_, Read(_, _, _))
+        .WillByDefault(
+            Invoke([this](const std::string&, const SegmentStatus& s, const std::string&) {
+              auto it = values_.find(s.trial);
+              if (it == values_.end()) return StatusOr<TrialMetrics>(UnavailableError("no answer"));
+              TrialMetrics m;
+              m.objective_by_resource = {{1.0, it->second}};
+              m.resource_completed = 1;
+              return StatusOr<TrialMetrics>(m);
+            }));
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string JournalText() const {
+    std::ifstream in(dir_ + "/journal.jsonl");
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
+  std::string dir_;
+  SweepSpec spec_;
+  FakeClock clock_;
+  std::vector<SegmentStatus> segments_;
+  std::map<std::string, double> values_;
+  NiceMock<MockTrialBackend> backend_;
+  NiceMock<MockMetricSource> metrics_;
+};
+
+TEST_F(SweepControllerTest, FirstPass_JournalsEachLaunchBeforeStartingIt) {
+  StatusOr<Journal> journal = Journal::Open(dir_);
+  ASSERT_TRUE(journal.ok());
+  SweepController controller(spec_, &backend_, &metrics_, &*journal, &clock_);
+  ASSERT_TRUE(controller.Recover().ok());
+  int started = 0;
+  EXPECT_CALL(backend_, Start(_))
+      .Times(spec_.parallelism)
+      .WillRepeatedly(Invoke([&](const SegmentSpec& s) {
+        ++started;
+        EXPECT_NE(JournalText().find("\"event\":\"SegmentLaunched\""), std::string::npos)
+            << "Start of " << s.trial << " before its launch was journaled";
+        EXPECT_EQ(s.command.front(), "budgetsweep-trainer");
+        EXPECT_EQ(s.params.size(), spec_.search_space.size());
+        return OkStatus();
+      }));
+  StatusOr<Plan> plan = controller.Pass();
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ(started, spec_.parallelism);
+  EXPECT_EQ(controller.model().trial_count(), spec_.parallelism);
+}
+
+TEST_F(SweepControllerTest, RungCutoff_StopIsAskedOncePerControllerRun) {
+  StatusOr<Journal> journal = Journal::Open(dir_);
+  SweepController controller(spec_, &backend_, &metrics_, &*journal, &clock_);
+  ASSERT_TRUE(controller.Recover().ok());
+  ASSERT_TRUE(controller.Pass().ok());
+  // The first value continues; the next three are worse and each falls outside the top 1/3.
+  values_ = {{"fmnist-cnn-t0000", 0.9},
+             {"fmnist-cnn-t0001", 0.5},
+             {"fmnist-cnn-t0002", 0.4},
+             {"fmnist-cnn-t0003", 0.3}};
+  clock_.now += 30;
+  EXPECT_CALL(backend_, Stop("fmnist-cnn-t0000", _)).Times(0);
+  EXPECT_CALL(backend_, Stop("fmnist-cnn-t0001", 0)).Times(1);
+  EXPECT_CALL(backend_, Stop("fmnist-cnn-t0002", 0)).Times(1);
+  EXPECT_CALL(backend_, Stop("fmnist-cnn-t0003", 0)).Times(1);
+  ASSERT_TRUE(controller.Pass().ok());
+  clock_.now += 1;
+  ASSERT_TRUE(controller.Pass().ok()) << "the segments still run: the stop is not asked again";
+  EXPECT_EQ(controller.model().trial(1).reason, "RungCutoff");
+}
+
+TEST_F(SweepControllerTest, Recover_RebuildsTheSweepAndStartsNothingTwice) {
+  {
+    StatusOr<Journal> journal = Journal::Open(dir_);
+    SweepController first(spec_, &backend_, &metrics_, &*journal, &clock_);
+    ASSERT_TRUE(first.Recover().ok());
+    ASSERT_TRUE(first.Pass().ok());
+  }
+  StatusOr<Journal> journal = Journal::Open(dir_);
+  SweepController second(spec_, &backend_, &metrics_, &*journal, &clock_);
+  ASSERT_TRUE(second.Recover().ok());
+  EXPECT_EQ(second.model().trial_count(), spec_.parallelism);
+  EXPECT_CALL(backend_, Start(_)).Times(0);
+  clock_.now += 1;
+  ASSERT_TRUE(second.Pass().ok());
+  EXPECT_EQ(second.model().trial_count(), spec_.parallelism);
+}
+
+TEST_F(SweepControllerTest, UnansweredMetrics_AreUnknownAndStopNothing) {
+  StatusOr<Journal> journal = Journal::Open(dir_);
+  SweepController controller(spec_, &backend_, &metrics_, &*journal, &clock_);
+  ASSERT_TRUE(controller.Recover().ok());
+  ASSERT_TRUE(controller.Pass().ok());
+  EXPECT_CALL(backend_, Stop(_, _)).Times(0);
+  clock_.now += spec_.metrics_missing_timeout_seconds - 1;
+  StatusOr<Plan> plan = controller.Pass();
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->unknown.size(), static_cast<size_t>(spec_.parallelism));
+  nlohmann::json status = controller.StatusJson();
+  bool metrics_missing = false;
+  for (const nlohmann::json& c : status["conditions"]) {
+    if (c["type"] == "MetricsAvailable") metrics_missing = c["status"] == "False";
+  }
+  EXPECT_TRUE(metrics_missing);
+}
+
+TEST_F(SweepControllerTest, Interrupt_StopsEveryLiveSegmentAndDecidesNothing) {
+  StatusOr<Journal> journal = Journal::Open(dir_);
+  SweepController controller(spec_, &backend_, &metrics_, &*journal, &clock_);
+  ASSERT_TRUE(controller.Recover().ok());
+  ASSERT_TRUE(controller.Pass().ok());
+  std::string before = JournalText();
+  EXPECT_CALL(backend_, Stop(_, 0)).Times(spec_.parallelism);
+  ASSERT_TRUE(controller.Interrupt().ok());
+  EXPECT_EQ(JournalText(), before) << "an interrupt is not a decision about any trial";
+}
+
+TEST_F(SweepControllerTest, BackendErrors_ArePassedUpAndNothingIsDecided) {
+  StatusOr<Journal> journal = Journal::Open(dir_);
+  SweepController controller(spec_, &backend_, &metrics_, &*journal, &clock_);
+  ASSERT_TRUE(controller.Recover().ok());
+  EXPECT_CALL(backend_, List())
+      .WillOnce(Return(StatusOr<std::vector<SegmentStatus>>(UnavailableError("down"))));
+  EXPECT_CALL(backend_, Start(_)).Times(0);
+  StatusOr<Plan> plan = controller.Pass();
+  EXPECT_FALSE(plan.ok());
+  EXPECT_EQ(JournalText(), "");
+}
+
+}  // namespace
+}  // namespace bsw

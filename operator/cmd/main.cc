@@ -139,6 +139,11 @@ int Run(const RunOptions& opts) {
                  "note: no GPU found; trials run on the CPU and are charged as %d device(s) each\n",
                  spec->trial_gpus);
   }
+  if (!spec->prometheus_url.empty()) {
+    std::fprintf(stderr,
+                 "note: spec.metrics.prometheus.url is not used by local runs yet; each trial's "
+                 "own endpoint is scraped directly\n");
+  }
   prom::ScrapeMetricSource metrics;
   SystemClock clock;
   StatusOr<Journal> journal = Journal::Open(state_dir);

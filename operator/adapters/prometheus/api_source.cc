@@ -1,0 +1,271 @@
+#include "operator/adapters/prometheus/api_source.h"
+
+#include <httplib.h>
+
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <system_error>
+#include <utility>
+
+#include "operator/adapters/prometheus/scrape_source.h"
+#include "operator/adapters/prometheus/text_format.h"
+
+namespace bsw::prom {
+namespace {
+
+using Labels = std::map<std::string, std::string>;
+using nlohmann::json;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// The progress series, read one by one: timestamp() drops the metric name, so a selector over
+// several names would give timestamps that cannot be told apart (or a duplicate-labelset error).
+constexpr const char* kProgressSeries[] = {
+    "budgetsweep_trainer_resource_completed",
+    "budgetsweep_trainer_loss",
+    "budgetsweep_trainer_samples_per_second",
+    "budgetsweep_trainer_data_wait_ratio",
+    "budgetsweep_trainer_accelerator_utilization_ratio",
+    "budgetsweep_trainer_diverged",
+};
+
+struct VectorSample {
+  Labels labels;  // with __name__ when the query kept it
+  double value = 0;
+};
+
+// Prometheus' float strings: Go's strconv formatting, with "NaN", "+Inf" and "-Inf".
+std::optional<double> ParsePromValue(const std::string& text) {
+  if (text == "NaN") return kNaN;
+  if (text == "+Inf" || text == "Inf") return std::numeric_limits<double>::infinity();
+  if (text == "-Inf") return -std::numeric_limits<double>::infinity();
+  const char* begin = text.data();
+  const char* end = text.data() + text.size();
+  if (begin != end && *begin == '+') ++begin;
+  double value = 0;
+  auto [ptr, ec] = std::from_chars(begin, end, value);
+  if (ec != std::errc() || ptr != end || begin == end) return std::nullopt;
+  return value;
+}
+
+std::string FormatTime(double unix_seconds) {
+  char buffer[64];
+  auto [ptr, ec] =
+      std::to_chars(buffer, buffer + sizeof(buffer), unix_seconds, std::chars_format::fixed, 3);
+  if (ec != std::errc()) return "0";
+  return std::string(buffer, ptr);
+}
+
+Labels WithoutName(Labels labels) {
+  labels.erase("__name__");
+  return labels;
+}
+
+class QueryClient {
+ public:
+  QueryClient(const std::string& origin, std::string path_prefix, double timeout_seconds,
+              std::vector<std::string>& warnings)
+      : client_(origin), path_(std::move(path_prefix) + "/api/v1/query"), warnings_(warnings) {
+    auto timeout = std::chrono::duration<double>(timeout_seconds);
+    client_.set_connection_timeout(timeout);
+    client_.set_read_timeout(timeout);
+    client_.set_write_timeout(timeout);
+    client_.set_keep_alive(true);
+  }
+
+  bool valid() const { return client_.is_valid(); }
+
+  // Runs one instant query at `time`; the result must be a vector.
+  StatusOr<std::vector<VectorSample>> Query(const std::string& query, const std::string& time) {
+    const std::string what = "Prometheus query '" + query + "' at time=" + time;
+    httplib::Params params{{"query", query}, {"time", time}};
+    httplib::Result result = client_.Get(path_, params, httplib::Headers{});
+    if (!result) return UnavailableError(what + ": " + httplib::to_string(result.error()));
+    const int http_status = result->status;
+    json body = json::parse(result->body, nullptr, /*allow_exceptions=*/false);
+    std::string error_detail;
+    if (!body.is_discarded() && body.is_object()) {
+      if (auto w = body.find("warnings"); w != body.end() && w->is_array()) {
+        for (const json& warning : *w) {
+          if (warning.is_string()) warnings_.push_back(warning.get<std::string>());
+        }
+      }
+      std::string error_type = StringField(body, "errorType");
+      std::string error = StringField(body, "error");
+      if (!error_type.empty() || !error.empty()) error_detail = ": " + error_type + ": " + error;
+    }
+    if (http_status == 400 || http_status == 422) {
+      return InvalidArgumentError(what + ": HTTP " + std::to_string(http_status) + error_detail);
+    }
+    if (http_status < 200 || http_status >= 300) {
+      return UnavailableError(what + ": HTTP " + std::to_string(http_status) + error_detail);
+    }
+    if (body.is_discarded() || !body.is_object()) {
+      return UnavailableError(what + ": HTTP " + std::to_string(http_status) +
+                              " with a body that is not a JSON object");
+    }
+    std::string status = StringField(body, "status");
+    if (status == "error") {
+      if (StringField(body, "errorType") == "bad_data") {
+        return InvalidArgumentError(what + ": status error" + error_detail);
+      }
+      return UnavailableError(what + ": status error" + error_detail);
+    }
+    if (status != "success") {
+      return UnavailableError(what + ": unexpected status '" + status + "'");
+    }
+    auto data = body.find("data");
+    if (data == body.end() || !data->is_object()) {
+      return InvalidArgumentError(what + ": response has no data object");
+    }
+    std::string result_type = StringField(*data, "resultType");
+    if (result_type != "vector") {
+      return InvalidArgumentError(what + ": resultType '" + result_type + "', not vector");
+    }
+    auto items = data->find("result");
+    if (items == data->end() || !items->is_array()) {
+      return InvalidArgumentError(what + ": response has no result array");
+    }
+    std::vector<VectorSample> samples;
+    for (const json& item : *items) {
+      if (!item.is_object()) return InvalidArgumentError(what + ": a result is not an object");
+      VectorSample sample;
+      if (auto metric = item.find("metric"); metric != item.end() && metric->is_object()) {
+        for (const auto& [name, value] : metric->items()) {
+          if (value.is_string()) sample.labels[name] = value.get<std::string>();
+        }
+      }
+      auto value = item.find("value");
+      if (value == item.end() || !value->is_array() || value->size() != 2 ||
+          !(*value)[1].is_string()) {
+        return InvalidArgumentError(what + ": a result has no [time, \"value\"] pair");
+      }
+      std::string text = (*value)[1].get<std::string>();
+      std::optional<double> parsed = ParsePromValue(text);
+      if (!parsed) return InvalidArgumentError(what + ": unparsable value '" + text + "'");
+      sample.value = *parsed;
+      samples.push_back(std::move(sample));
+    }
+    return samples;
+  }
+
+ private:
+  static std::string StringField(const json& object, const char* key) {
+    auto it = object.find(key);
+    return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+  }
+
+  httplib::Client client_;
+  std::string path_;
+  std::vector<std::string>& warnings_;
+};
+
+}  // namespace
+
+std::string EscapePromQLString(const std::string& value) {
+  std::string out;
+  out.reserve(value.size());
+  for (char c : value) {
+    switch (c) {
+      case '\\':
+        out += "\\\\";
+        break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+PrometheusApiSource::PrometheusApiSource(std::string base_url, double timeout_seconds,
+                                         const Clock& clock, double staleness_limit_seconds)
+    : base_url_(std::move(base_url)),
+      timeout_seconds_(timeout_seconds),
+      clock_(clock),
+      staleness_limit_seconds_(staleness_limit_seconds) {}
+
+StatusOr<TrialMetrics> PrometheusApiSource::Read(const std::string& sweep,
+                                                 const SegmentStatus& segment,
+                                                 const std::string& objective_metric) {
+  last_queries_.clear();
+  last_warnings_.clear();
+  size_t scheme_end = base_url_.find("://");
+  if (scheme_end == std::string::npos) {
+    return InvalidArgumentError("Prometheus URL '" + base_url_ + "' has no scheme");
+  }
+  size_t path_start = base_url_.find('/', scheme_end + 3);
+  std::string origin = base_url_.substr(0, path_start);
+  std::string prefix = path_start == std::string::npos ? "" : base_url_.substr(path_start);
+  while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
+
+  const double now = clock_.NowUnixSeconds();
+  const std::string time = FormatTime(now);
+  const std::string trial_labels = "sweep=\"" + EscapePromQLString(sweep) + "\",trial=\"" +
+                                   EscapePromQLString(segment.trial) + "\"";
+  std::vector<std::string> selectors;
+  selectors.push_back("budgetsweep_trainer_objective{" + trial_labels + ",metric=\"" +
+                      EscapePromQLString(objective_metric) + "\"}");
+  for (const char* name : kProgressSeries) {
+    selectors.push_back(std::string(name) + "{" + trial_labels + "}");
+  }
+
+  try {
+    QueryClient client(origin, prefix, timeout_seconds_, last_warnings_);
+    if (!client.valid()) {
+      return InvalidArgumentError("Prometheus URL '" + base_url_ + "' is not valid");
+    }
+    std::vector<Sample> fresh;
+    for (const std::string& selector : selectors) {
+      last_queries_.push_back(QueryRecord{selector, now, kNaN});
+      StatusOr<std::vector<VectorSample>> values = client.Query(selector, time);
+      if (!values.ok()) return values.status();
+      if (values->empty()) continue;  // Unknown
+      StatusOr<std::vector<VectorSample>> stamps =
+          client.Query("timestamp(" + selector + ")", time);
+      if (!stamps.ok()) return stamps.status();
+      std::map<Labels, double> stamp_by_labels;
+      for (VectorSample& stamp : *stamps) {
+        stamp_by_labels[WithoutName(std::move(stamp.labels))] = stamp.value;
+      }
+      double oldest_used = kNaN;
+      for (VectorSample& value : *values) {
+        auto stamp = stamp_by_labels.find(WithoutName(value.labels));
+        if (stamp == stamp_by_labels.end()) continue;  // no timestamp: age unknown, so Unknown
+        double age = now - stamp->second;
+        if (!(age <= staleness_limit_seconds_)) continue;  // stale: Unknown
+        if (std::isnan(oldest_used) || age > oldest_used) oldest_used = age;
+        Sample sample;
+        auto name = value.labels.find("__name__");
+        sample.name =
+            name != value.labels.end() ? name->second : selector.substr(0, selector.find('{'));
+        sample.labels = WithoutName(std::move(value.labels));
+        sample.value = value.value;
+        fresh.push_back(std::move(sample));
+      }
+      last_queries_.back().sample_age_seconds = oldest_used;
+    }
+    return TrialMetricsFromSamples(fresh, sweep, segment.trial, objective_metric);
+  } catch (const std::exception& e) {
+    return InternalError("querying Prometheus at " + base_url_ + ": " + e.what());
+  }
+}
+
+}  // namespace bsw::prom

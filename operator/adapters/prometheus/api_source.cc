@@ -77,6 +77,7 @@ class QueryClient {
     client_.set_read_timeout(timeout);
     client_.set_write_timeout(timeout);
     client_.set_keep_alive(true);
+    client_.set_tcp_nodelay(true);  // many small requests: no delayed-ACK stalls
   }
 
   bool valid() const { return client_.is_valid(); }

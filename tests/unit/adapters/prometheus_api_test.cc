@@ -85,6 +85,7 @@ class FakePrometheus {
                   res.status = reply.status;
                   res.set_content(reply.body, "application/json");
                 });
+    server_.set_tcp_nodelay(true);
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
   }
@@ -293,14 +294,14 @@ TEST_F(PrometheusApiSourceTest, WarningsAreAcceptedAndKept) {
 }
 
 TEST_F(PrometheusApiSourceTest, SlowServerTimesOut) {
-  prom_.SetDelay([] { std::this_thread::sleep_for(std::chrono::milliseconds(800)); });
+  prom_.SetDelay([] { std::this_thread::sleep_for(std::chrono::milliseconds(500)); });
   PrometheusApiSource source(prom_.url(), 0.2, clock_);
   auto start = std::chrono::steady_clock::now();
   StatusOr<TrialMetrics> metrics = source.Read("s", Segment(), "validation_accuracy");
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_FALSE(metrics.ok());
   EXPECT_EQ(metrics.status().code(), StatusCode::kUnavailable);
-  EXPECT_LT(elapsed, 0.7);
+  EXPECT_LT(elapsed, 0.45);
 }
 
 TEST_F(PrometheusApiSourceTest, LabelValuesAreEscapedInQueries) {
@@ -457,6 +458,15 @@ TEST(PrometheusApiSourceRealServer, ReadsScrapedTrainerSeries) {
   EXPECT_LT(records[0].sample_age_seconds, 10.0);
   EXPECT_LT(records[1].sample_age_seconds, 10.0);
   EXPECT_NEAR(records[0].evaluated_at, clock.NowUnixSeconds(), 30.0);
+
+  // The explicit time is what Prometheus evaluates at: an hour ago, nothing was scraped yet.
+  FixedClock past;
+  past.now = clock.NowUnixSeconds() - 3600;
+  PrometheusApiSource past_source("http://127.0.0.1:" + std::to_string(port), 2.0, past);
+  StatusOr<TrialMetrics> before = past_source.Read("s", Segment(), "validation_accuracy");
+  ASSERT_TRUE(before.ok()) << before.status().message();
+  EXPECT_TRUE(before->objective_by_resource.empty());
+  EXPECT_FALSE(before->resource_completed.has_value());
 
   const pid_t pid = prometheus.pid();
   int status = prometheus.Stop();

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build ccache pkg-config clang-format git openssl
+  build-essential cmake ninja-build ccache pkg-config clang-format git openssl curl
   libtorch-dev libopenblas0-pthread
   prometheus prometheus-cpp-dev libcpp-httplib-dev libssl-dev zlib1g-dev libbrotli-dev
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev

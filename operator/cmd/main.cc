@@ -13,6 +13,7 @@
 
 #include "operator/adapters/local/local_backend.h"
 #include "operator/adapters/local/supervisor.h"
+#include "operator/adapters/prometheus/api_source.h"
 #include "operator/adapters/prometheus/scrape_source.h"
 #include "operator/adapters/system_clock.h"
 #include "operator/adapters/yaml/sweep_file.h"
@@ -139,19 +140,21 @@ int Run(const RunOptions& opts) {
                  "note: no GPU found; trials run on the CPU and are charged as %d device(s) each\n",
                  spec->trial_gpus);
   }
-  if (!spec->prometheus_url.empty()) {
-    std::fprintf(stderr,
-                 "note: spec.metrics.prometheus.url is not used by local runs yet; each trial's "
-                 "own endpoint is scraped directly\n");
-  }
-  prom::ScrapeMetricSource metrics;
   SystemClock clock;
+  // With a Prometheus URL the decisions read that server (which must scrape the trials);
+  // without one, each trial's own endpoint is scraped directly.
+  std::unique_ptr<MetricSource> metrics;
+  if (spec->prometheus_url.empty()) {
+    metrics = std::make_unique<prom::ScrapeMetricSource>();
+  } else {
+    metrics = std::make_unique<prom::PrometheusApiSource>(spec->prometheus_url, 5.0, clock);
+  }
   StatusOr<Journal> journal = Journal::Open(state_dir);
   if (!journal.ok()) {
     std::fprintf(stderr, "error: %s\n", journal.status().message().c_str());
     return kExitFailed;
   }
-  SweepController controller(*spec, backend->get(), &metrics, &*journal, &clock);
+  SweepController controller(*spec, backend->get(), metrics.get(), &*journal, &clock);
   if (Status s = controller.Recover(); !s.ok()) {
     std::fprintf(stderr, "error: %s\n", s.message().c_str());
     return kExitFailed;

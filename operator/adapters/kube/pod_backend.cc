@@ -11,45 +11,18 @@
 #include <utility>
 
 #include "operator/adapters/kube/errors.h"
+#include "operator/core/parse.h"
+#include "operator/ports/trial_contract.h"
 
 namespace bsw::kube {
 namespace {
 
 const Resource kPods{"", "v1", "pods", true};
 
-std::string FormatG(double value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%g", value);
-  return text;
-}
-
 std::string FormatSeconds(double value) {
   char text[48];
   std::snprintf(text, sizeof(text), "%.3f", value);
   return text;
-}
-
-template <typename T>
-bool ParsesFully(const std::string& text, T* value) {
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *value);
-  return !text.empty() && ec == std::errc() && end == text.data() + text.size();
-}
-
-// BUDGETSWEEP_PARAMS as the local backend writes it: values that read as numbers are numbers.
-std::string ParamsJson(const std::vector<std::pair<std::string, std::string>>& params) {
-  Json object = Json::object();
-  for (const auto& [name, value] : params) {
-    std::int64_t integer = 0;
-    double real = 0;
-    if (ParsesFully(value, &integer)) {
-      object[name] = integer;
-    } else if (ParsesFully(value, &real) && std::isfinite(real)) {
-      object[name] = real;
-    } else {
-      object[name] = value;
-    }
-  }
-  return object.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 // RFC 1123 label: lowercase alphanumerics and '-', starting and ending alphanumeric, <= 63.
@@ -333,20 +306,12 @@ StatusOr<Json> PodBackend::BuildPod(const SegmentSpec& spec, double now) const {
   Json& env = container["env"];
   if (!env.is_array()) env = Json::array();
   for (const auto& [var, value] : spec.env) SetEnv(env, var, Json{{"value", value}});
-  std::string milestones;
-  for (double milestone : spec.milestones) {
-    milestones += (milestones.empty() ? "" : ",") + FormatG(milestone);
-  }
   std::string checkpoint_dir = options_.checkpoint_dir;
   while (checkpoint_dir.size() > 1 && checkpoint_dir.back() == '/') checkpoint_dir.pop_back();
-  SetEnv(env, "BUDGETSWEEP_SWEEP", Json{{"value", spec.sweep}});
-  SetEnv(env, "BUDGETSWEEP_TRIAL", Json{{"value", spec.trial}});
-  SetEnv(env, "BUDGETSWEEP_PARAMS", Json{{"value", ParamsJson(spec.params)}});
-  SetEnv(env, "BUDGETSWEEP_MILESTONES", Json{{"value", milestones}});
-  SetEnv(env, "BUDGETSWEEP_UNTIL", Json{{"value", FormatG(spec.until_resource)}});
-  SetEnv(env, "BUDGETSWEEP_MAX_RESOURCE", Json{{"value", FormatG(spec.max_resource)}});
-  SetEnv(env, "BUDGETSWEEP_CHECKPOINT_DIR", Json{{"value", checkpoint_dir + "/" + spec.trial}});
-  SetEnv(env, "BUDGETSWEEP_METRICS_PORT", Json{{"value", std::to_string(options_.metrics_port)}});
+  for (const auto& [var, value] :
+       TrialContractEnv(spec, checkpoint_dir + "/" + spec.trial, options_.metrics_port)) {
+    SetEnv(env, var, Json{{"value", value}});
+  }
   SetEnv(env, "BUDGETSWEEP_METRICS_HOST",
          Json{{"valueFrom", {{"fieldRef", {{"fieldPath", "status.podIP"}}}}}});
 

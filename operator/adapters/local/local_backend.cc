@@ -23,6 +23,8 @@
 #include "operator/adapters/local/loopback_port.h"
 #include "operator/adapters/local/process.h"
 #include "operator/adapters/local/segment_files.h"
+#include "operator/core/parse.h"
+#include "operator/ports/trial_contract.h"
 
 extern char** environ;
 
@@ -51,35 +53,6 @@ Status CheckSegmentName(const std::string& trial, int segment) {
   return OkStatus();
 }
 
-std::string FormatG(double value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%g", value);
-  return text;
-}
-
-template <typename T>
-bool ParsesFully(const std::string& text, T* value) {
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *value);
-  return !text.empty() && ec == std::errc() && end == text.data() + text.size();
-}
-
-// BUDGETSWEEP_PARAMS: name -> value, with values that read as numbers written as JSON numbers.
-std::string ParamsJson(const std::vector<std::pair<std::string, std::string>>& params) {
-  nlohmann::json object = nlohmann::json::object();
-  for (const auto& [name, value] : params) {
-    std::int64_t integer = 0;
-    double real = 0;
-    if (ParsesFully(value, &integer)) {
-      object[name] = integer;
-    } else if (ParsesFully(value, &real) && std::isfinite(real)) {
-      object[name] = real;
-    } else {
-      object[name] = value;
-    }
-  }
-  return object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
 // The trainer's environment: the runner's, then spec.env, then the contract, later ones winning.
 // With `manage_gpus`, CUDA_VISIBLE_DEVICES is the backend's: `gpus`, or unset for a CPU trial.
 std::vector<std::string> TrainerEnvironment(const SegmentSpec& spec, const fs::path& checkpoint_dir,
@@ -92,18 +65,9 @@ std::vector<std::string> TrainerEnvironment(const SegmentSpec& spec, const fs::p
     if (eq != std::string_view::npos) env[std::string(var.substr(0, eq))] = var.substr(eq + 1);
   }
   for (const auto& [name, value] : spec.env) env[name] = value;
-  std::string milestones;
-  for (double milestone : spec.milestones) {
-    milestones += (milestones.empty() ? "" : ",") + FormatG(milestone);
+  for (const auto& [name, value] : TrialContractEnv(spec, checkpoint_dir.string(), port)) {
+    env[name] = value;
   }
-  env["BUDGETSWEEP_SWEEP"] = spec.sweep;
-  env["BUDGETSWEEP_TRIAL"] = spec.trial;
-  env["BUDGETSWEEP_PARAMS"] = ParamsJson(spec.params);
-  env["BUDGETSWEEP_MILESTONES"] = milestones;
-  env["BUDGETSWEEP_UNTIL"] = FormatG(spec.until_resource);
-  env["BUDGETSWEEP_MAX_RESOURCE"] = FormatG(spec.max_resource);
-  env["BUDGETSWEEP_CHECKPOINT_DIR"] = checkpoint_dir.string();
-  env["BUDGETSWEEP_METRICS_PORT"] = std::to_string(port);
   env["BUDGETSWEEP_METRICS_HOST"] = "127.0.0.1";
   if (!gpus.empty()) {
     std::string devices;

@@ -1,0 +1,54 @@
+#include "operator/ports/trial_contract.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+
+#include "nlohmann/json.hpp"
+#include "operator/core/parse.h"
+
+namespace bsw {
+namespace {
+
+std::string FormatG(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", value);
+  return text;
+}
+
+std::string ParamsJson(const std::vector<std::pair<std::string, std::string>>& params) {
+  nlohmann::json object = nlohmann::json::object();
+  for (const auto& [name, value] : params) {
+    std::int64_t integer = 0;
+    double real = 0;
+    if (ParsesFully(value, &integer)) {
+      object[name] = integer;
+    } else if (ParsesFully(value, &real) && std::isfinite(real)) {
+      object[name] = real;
+    } else {
+      object[name] = value;
+    }
+  }
+  return object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> TrialContractEnv(const SegmentSpec& spec,
+                                                                  const std::string& checkpoint_dir,
+                                                                  int metrics_port) {
+  std::string milestones;
+  for (double milestone : spec.milestones) {
+    milestones += (milestones.empty() ? "" : ",") + FormatG(milestone);
+  }
+  return {{"BUDGETSWEEP_SWEEP", spec.sweep},
+          {"BUDGETSWEEP_TRIAL", spec.trial},
+          {"BUDGETSWEEP_PARAMS", ParamsJson(spec.params)},
+          {"BUDGETSWEEP_MILESTONES", milestones},
+          {"BUDGETSWEEP_UNTIL", FormatG(spec.until_resource)},
+          {"BUDGETSWEEP_MAX_RESOURCE", FormatG(spec.max_resource)},
+          {"BUDGETSWEEP_CHECKPOINT_DIR", checkpoint_dir},
+          {"BUDGETSWEEP_METRICS_PORT", std::to_string(metrics_port)}};
+}
+
+}  // namespace bsw

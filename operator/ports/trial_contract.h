@@ -1,0 +1,22 @@
+#ifndef BSW_PORTS_TRIAL_CONTRACT_H_
+#define BSW_PORTS_TRIAL_CONTRACT_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "operator/ports/trial_backend.h"
+
+namespace bsw {
+
+// The BUDGETSWEEP_* environment every backend gives a trial (README, "What a trial receives"):
+// SWEEP, TRIAL, PARAMS (a JSON object; values that read as numbers are numbers), MILESTONES,
+// UNTIL, MAX_RESOURCE, CHECKPOINT_DIR and METRICS_PORT. METRICS_HOST is the backend's own: where
+// the trial's address comes from differs between a local process and a pod.
+std::vector<std::pair<std::string, std::string>> TrialContractEnv(const SegmentSpec& spec,
+                                                                  const std::string& checkpoint_dir,
+                                                                  int metrics_port);
+
+}  // namespace bsw
+
+#endif  // BSW_PORTS_TRIAL_CONTRACT_H_

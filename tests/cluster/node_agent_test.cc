@@ -22,8 +22,7 @@
 #include "operator/adapters/kube/client.h"
 #include "operator/adapters/kube/config.h"
 #include "operator/adapters/kube/errors.h"
-
-extern char** environ;
+#include "tests/cluster/agent_cluster_test.h"
 
 namespace bsw::kube {
 namespace {
@@ -31,12 +30,12 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 using std::chrono::steady_clock;
+using testing::kNamespaces;
+using testing::kNodes;
+using testing::kPods;
+using testing::kPoolLabel;
+using testing::ReadAll;
 namespace fs = std::filesystem;
-
-const Resource kNamespaces{"", "v1", "namespaces", false};
-const Resource kNodes{"", "v1", "nodes", false};
-const Resource kPods{"", "v1", "pods", true};
-constexpr char kPoolLabel[] = "budgetsweep.dev/test-pool";
 
 double ParseTime(const std::string& text) {
   tm parsed{};
@@ -44,121 +43,9 @@ double ParseTime(const std::string& text) {
   return static_cast<double>(timegm(&parsed));
 }
 
-std::string ReadAll(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-class NodeAgentTest : public ::testing::Test {
+class NodeAgentTest : public testing::AgentClusterTest {
  protected:
-  void SetUp() override {
-    const char* path = std::getenv("KUBECONFIG");
-    if (path == nullptr || *path == '\0') GTEST_SKIP() << "KUBECONFIG is not set";
-    kubeconfig_ = path;
-    StatusOr<KubeConfig> config = LoadKubeconfig(path);
-    ASSERT_TRUE(config.ok()) << config.status().message();
-    StatusOr<std::unique_ptr<Client>> client = Client::Create(*config);
-    ASSERT_TRUE(client.ok()) << client.status().message();
-    client_ = std::move(*client);
-
-    std::mt19937 random(std::random_device{}());
-    std::string test_name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::string short_name;
-    for (char c : test_name.substr(0, 16)) {
-      short_name += std::isalnum(static_cast<unsigned char>(c)) ? std::tolower(c) : '-';
-    }
-    std::string unique = std::to_string(getpid()) + "-" + std::to_string(random() % 100000);
-    ns_ = "agent-" + short_name + "-" + unique;
-    prefix_ = "na-" + short_name + "-" + unique;
-    // A /16 of loopback per test: parallel tests never share a pod address.
-    address_base_ =
-        "127." + std::to_string(20 + random() % 200) + "." + std::to_string(random() % 250) + ".10";
-    work_dir_ = fs::temp_directory_path() / ("bsw-node-agent-test-" + unique);
-    fs::create_directories(work_dir_);
-    StatusOr<Json> created = client_->Create(kNamespaces, "", Json{{"metadata", {{"name", ns_}}}});
-    ASSERT_TRUE(created.ok()) << created.status().message();
-  }
-
-  void TearDown() override {
-    if (!client_) return;
-    // Finalizers off and grace 0, so nothing of this test lingers; then the agent goes.
-    StatusOr<Json> pods = client_->List(kPods, ns_);
-    if (pods.ok()) {
-      for (const Json& pod : (*pods)["items"]) {
-        std::string name = pod["metadata"]["name"];
-        (void)client_->Patch(kPods, ns_, name, Json{{"metadata", {{"finalizers", nullptr}}}});
-        DeleteOptions now;
-        now.grace_period_seconds = 0;
-        (void)client_->Delete(kPods, ns_, name, now);
-      }
-    }
-    if (agent_pid_ > 0) StopAgent(SIGTERM);
-    (void)client_->Delete(kNamespaces, "", ns_);
-    if (HasFailure()) {
-      std::cerr << "---- agent log (" << AgentLog() << ")\n" << ReadAll(AgentLog()) << "----\n";
-    } else {
-      std::error_code error;
-      fs::remove_all(work_dir_, error);
-    }
-  }
-
-  fs::path AgentLog() const { return work_dir_ / "agent.log"; }
-
-  // Starts bsw-node-agent and waits until its nodes are Ready and schedulable.
-  void StartAgent(int nodes, int gpus_per_node) {
-    std::vector<std::string> args = {BSW_NODE_AGENT,
-                                     "--kubeconfig=" + kubeconfig_,
-                                     "--nodes=" + std::to_string(nodes),
-                                     "--gpus-per-node=" + std::to_string(gpus_per_node),
-                                     "--node-prefix=" + prefix_,
-                                     "--node-label=" + std::string(kPoolLabel) + "=" + prefix_,
-                                     "--address-base=" + address_base_,
-                                     "--work-dir=" + (work_dir_ / "agent").string(),
-                                     "--heartbeat-seconds=2",
-                                     "--shutdown-grace-seconds=2"};
-    std::vector<char*> argv;
-    for (std::string& arg : args) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 2, AgentLog().c_str(), O_WRONLY | O_CREAT | O_APPEND,
-                                     0644);
-    int error = posix_spawn(&agent_pid_, argv[0], &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    ASSERT_EQ(error, 0) << "posix_spawn " << argv[0];
-    for (int i = 0; i < nodes; ++i) {
-      std::string name = prefix_ + "-" + std::to_string(i);
-      ASSERT_TRUE(Eventually([&] {
-        StatusOr<Json> node = client_->Get(kNodes, "", name);
-        if (!node.ok() || (*node)["spec"].contains("taints")) return false;
-        for (const Json& condition : (*node)["status"].value("conditions", Json::array())) {
-          if (condition["type"] == "Ready") return condition["status"] == "True";
-        }
-        return false;
-      })) << "node "
-          << name << " never became Ready";
-    }
-  }
-
-  // Sends `signal` to the agent and reaps it.
-  void StopAgent(int signal) {
-    kill(agent_pid_, signal);
-    int status = 0;
-    waitpid(agent_pid_, &status, 0);
-    agent_pid_ = 0;
-  }
-
-  template <typename Condition>
-  bool Eventually(Condition condition, milliseconds limit = milliseconds(15000)) {
-    auto deadline = steady_clock::now() + limit;
-    while (steady_clock::now() < deadline) {
-      if (condition()) return true;
-      std::this_thread::sleep_for(milliseconds(50));
-    }
-    return condition();
-  }
+  void SetUp() override { SetUpCluster("na"); }
 
   // A pod for this test's nodes: one container running `command`, restartPolicy Never.
   Json Pod(const std::string& name, std::vector<std::string> command, int gpus = 1) {
@@ -213,20 +100,6 @@ class NodeAgentTest : public ::testing::Test {
                ? pod.at("/status/containerStatuses/0/state/terminated"_json_pointer)
                : Json();
   }
-
-  fs::path PodLog(const Json& pod) const {
-    return work_dir_ / "agent" / "logs" /
-           (ns_ + "_" + pod["metadata"]["name"].get<std::string>() + "_" +
-            pod["metadata"]["uid"].get<std::string>() + ".log");
-  }
-
-  std::string kubeconfig_;
-  std::unique_ptr<Client> client_;
-  std::string ns_;
-  std::string prefix_;
-  std::string address_base_;
-  fs::path work_dir_;
-  pid_t agent_pid_ = 0;
 };
 
 TEST_F(NodeAgentTest, GpuPod_IsScheduledRunsAndSucceedsWithRealTimes) {

@@ -25,30 +25,20 @@
 #include "operator/adapters/kube/client.h"
 #include "operator/adapters/kube/config.h"
 #include "operator/adapters/kube/errors.h"
-
-extern char** environ;
+#include "tests/cluster/agent_cluster_test.h"
 
 namespace bsw::kube {
 namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::steady_clock;
+using testing::kPods;
+using testing::kPoolLabel;
+using testing::ReadAll;
 namespace fs = std::filesystem;
-
-const Resource kNamespaces{"", "v1", "namespaces", false};
-const Resource kNodes{"", "v1", "nodes", false};
-const Resource kPods{"", "v1", "pods", true};
-constexpr char kPoolLabel[] = "budgetsweep.dev/test-pool";
 
 double Now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-std::string ReadAll(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 TEST(ParseRfc3339Test, ParsesUtcWithAndWithoutFractionAndOffsets) {
@@ -181,107 +171,12 @@ TEST(SegmentStatusOfPodTest, MapsPhasesTimesAndReasons) {
   EXPECT_FALSE(SegmentStatusOfPod(Json{{"metadata", {{"name", "other"}}}}, 9400));
 }
 
-class PodBackendTest : public ::testing::Test {
+class PodBackendTest : public testing::AgentClusterTest {
  protected:
+  // Every pod really passes Pod Security admission: the namespace enforces `restricted`.
   void SetUp() override {
-    const char* path = std::getenv("KUBECONFIG");
-    if (path == nullptr || *path == '\0') GTEST_SKIP() << "KUBECONFIG is not set";
-    kubeconfig_ = path;
-    StatusOr<KubeConfig> config = LoadKubeconfig(path);
-    ASSERT_TRUE(config.ok()) << config.status().message();
-    StatusOr<std::unique_ptr<Client>> client = Client::Create(*config);
-    ASSERT_TRUE(client.ok()) << client.status().message();
-    client_ = std::move(*client);
-
-    std::mt19937 random(std::random_device{}());
-    std::string test_name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::string short_name;
-    for (char c : test_name.substr(0, 16)) {
-      short_name += std::isalnum(static_cast<unsigned char>(c)) ? std::tolower(c) : '-';
-    }
-    std::string unique = std::to_string(getpid()) + "-" + std::to_string(random() % 100000);
-    ns_ = "pb-" + short_name + "-" + unique;
-    prefix_ = "pb-" + short_name + "-" + unique;
-    address_base_ =
-        "127." + std::to_string(20 + random() % 200) + "." + std::to_string(random() % 250) + ".10";
-    work_dir_ = fs::temp_directory_path() / ("bsw-pod-backend-test-" + unique);
-    fs::create_directories(work_dir_);
-    StatusOr<Json> created = client_->Create(
-        kNamespaces, "",
-        Json{
-            {"metadata",
-             {{"name", ns_}, {"labels", {{"pod-security.kubernetes.io/enforce", "restricted"}}}}}});
-    ASSERT_TRUE(created.ok()) << created.status().message();
-    StartAgent();
-  }
-
-  void TearDown() override {
-    if (!client_) return;
-    StatusOr<Json> pods = client_->List(kPods, ns_);
-    if (pods.ok()) {
-      for (const Json& pod : (*pods)["items"]) {
-        std::string name = pod["metadata"]["name"];
-        (void)client_->Patch(kPods, ns_, name, Json{{"metadata", {{"finalizers", nullptr}}}});
-        DeleteOptions now;
-        now.grace_period_seconds = 0;
-        (void)client_->Delete(kPods, ns_, name, now);
-      }
-    }
-    if (agent_pid_ > 0) {
-      kill(agent_pid_, SIGTERM);
-      int status = 0;
-      waitpid(agent_pid_, &status, 0);
-    }
-    (void)client_->Delete(kNamespaces, "", ns_);
-    if (HasFailure()) {
-      std::cerr << "---- agent log\n" << ReadAll(work_dir_ / "agent.log") << "----\n";
-    } else {
-      std::error_code error;
-      fs::remove_all(work_dir_, error);
-    }
-  }
-
-  void StartAgent() {
-    std::vector<std::string> args = {BSW_NODE_AGENT,
-                                     "--kubeconfig=" + kubeconfig_,
-                                     "--nodes=1",
-                                     "--gpus-per-node=4",
-                                     "--node-prefix=" + prefix_,
-                                     "--node-label=" + std::string(kPoolLabel) + "=" + prefix_,
-                                     "--address-base=" + address_base_,
-                                     "--work-dir=" + (work_dir_ / "agent").string(),
-                                     "--heartbeat-seconds=2",
-                                     "--shutdown-grace-seconds=2"};
-    std::vector<char*> argv;
-    for (std::string& arg : args) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    std::string log = (work_dir_ / "agent.log").string();
-    posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    int error = posix_spawn(&agent_pid_, argv[0], &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    ASSERT_EQ(error, 0) << "posix_spawn " << argv[0];
-    std::string node = prefix_ + "-0";
-    ASSERT_TRUE(Eventually([&] {
-      StatusOr<Json> got = client_->Get(kNodes, "", node);
-      if (!got.ok() || (*got)["spec"].contains("taints")) return false;
-      for (const Json& condition : (*got)["status"].value("conditions", Json::array())) {
-        if (condition["type"] == "Ready") return condition["status"] == "True";
-      }
-      return false;
-    })) << "node "
-        << node << " never became Ready";
-  }
-
-  template <typename Condition>
-  bool Eventually(Condition condition, milliseconds limit = milliseconds(15000)) {
-    auto deadline = steady_clock::now() + limit;
-    while (steady_clock::now() < deadline) {
-      if (condition()) return true;
-      std::this_thread::sleep_for(milliseconds(50));
-    }
-    return condition();
+    SetUpCluster("pb", Json{{"pod-security.kubernetes.io/enforce", "restricted"}});
+    if (!IsSkipped() && !HasFatalFailure()) StartAgent(1, 4);
   }
 
   // A backend whose template runs `script` with sh on this test's node.
@@ -339,20 +234,6 @@ class PodBackendTest : public ::testing::Test {
         limit);
     return last;
   }
-
-  fs::path PodLog(const Json& pod) const {
-    return work_dir_ / "agent" / "logs" /
-           (ns_ + "_" + pod["metadata"]["name"].get<std::string>() + "_" +
-            pod["metadata"]["uid"].get<std::string>() + ".log");
-  }
-
-  std::string kubeconfig_;
-  std::unique_ptr<Client> client_;
-  std::string ns_;
-  std::string prefix_;
-  std::string address_base_;
-  fs::path work_dir_;
-  pid_t agent_pid_ = 0;
 };
 
 TEST_F(PodBackendTest, Start_CreatesOneCompliantPodWithTheContract) {

@@ -312,6 +312,17 @@ void ExpectSoundSweep(const SimOptions& o, const SimResult& r) {
   EXPECT_DOUBLE_EQ(replayed.best()->resource, r.best->resource);
 }
 
+// One line per simulated run, for the test log: its size, cost and outcome.
+void PrintRun(const char* label, const SimResult& r, double ms, TrialPhase early_exit) {
+  std::printf(
+      "%s: %lld trials, %d passes, %.0f ms, charge %.0f of %.0f device-s, completed %lld %s %lld "
+      "failed %lld\n",
+      label, static_cast<long long>(r.trials), r.passes, ms, r.charged_device_seconds,
+      r.budget_device_seconds, static_cast<long long>(r.counts.at(TrialPhase::kCompleted)),
+      TrialPhaseName(early_exit), static_cast<long long>(r.counts.at(early_exit)),
+      static_cast<long long>(r.counts.at(TrialPhase::kFailed)));
+}
+
 TEST(Simulation, StopModeRunsAThousandTrialsWithinBudget) {
   SimOptions o;
   o.mode = AshaMode::kStop;
@@ -325,13 +336,7 @@ TEST(Simulation, StopModeRunsAThousandTrialsWithinBudget) {
   EXPECT_GT(r.counts.at(TrialPhase::kCompleted), 0);
   EXPECT_GT(r.counts.at(TrialPhase::kStopped), 500);  // ASHA stops most of them early
   RecordProperty("simulated_passes", r.passes);
-  std::printf(
-      "stop mode: %lld trials, %d passes, %.0f ms, charge %.0f of %.0f device-s, "
-      "completed %lld stopped %lld failed %lld\n",
-      static_cast<long long>(r.trials), r.passes, ms, r.charged_device_seconds,
-      r.budget_device_seconds, static_cast<long long>(r.counts.at(TrialPhase::kCompleted)),
-      static_cast<long long>(r.counts.at(TrialPhase::kStopped)),
-      static_cast<long long>(r.counts.at(TrialPhase::kFailed)));
+  PrintRun("stop mode", r, ms, TrialPhase::kStopped);
 }
 
 TEST(Simulation, PauseModeRunsAThousandTrialsWithinBudget) {
@@ -348,13 +353,7 @@ TEST(Simulation, PauseModeRunsAThousandTrialsWithinBudget) {
   ExpectSoundSweep(o, r);
   EXPECT_GT(r.counts.at(TrialPhase::kCompleted), 0);
   EXPECT_GT(r.counts.at(TrialPhase::kPaused), 500);
-  std::printf(
-      "pause mode: %lld trials, %d passes, %.0f ms, charge %.0f of %.0f device-s, "
-      "completed %lld paused %lld failed %lld\n",
-      static_cast<long long>(r.trials), r.passes, ms, r.charged_device_seconds,
-      r.budget_device_seconds, static_cast<long long>(r.counts.at(TrialPhase::kCompleted)),
-      static_cast<long long>(r.counts.at(TrialPhase::kPaused)),
-      static_cast<long long>(r.counts.at(TrialPhase::kFailed)));
+  PrintRun("pause mode", r, ms, TrialPhase::kPaused);
 }
 
 TEST(Simulation, TightBudgetEndsBudgetExhaustedWithoutOverspending) {

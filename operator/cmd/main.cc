@@ -14,9 +14,9 @@
 #include "operator/adapters/local/local_backend.h"
 #include "operator/adapters/local/supervisor.h"
 #include "operator/adapters/prometheus/api_source.h"
-#include "operator/adapters/prometheus/scrape_source.h"
 #include "operator/adapters/system_clock.h"
 #include "operator/adapters/yaml/sweep_file.h"
+#include "operator/cmd/operator_command.h"
 #include "operator/cmd/progress.h"
 #include "operator/controller/journal.h"
 #include "operator/controller/sweep_controller.h"
@@ -141,14 +141,7 @@ int Run(const RunOptions& opts) {
                  spec->trial_gpus);
   }
   SystemClock clock;
-  // With a Prometheus URL the decisions read that server (which must scrape the trials);
-  // without one, each trial's own endpoint is scraped directly.
-  std::unique_ptr<MetricSource> metrics;
-  if (spec->prometheus_url.empty()) {
-    metrics = std::make_unique<prom::ScrapeMetricSource>();
-  } else {
-    metrics = std::make_unique<prom::PrometheusApiSource>(spec->prometheus_url, 5.0, clock);
-  }
+  std::unique_ptr<MetricSource> metrics = prom::MetricSourceFor(*spec, clock);
   StatusOr<Journal> journal = Journal::Open(state_dir);
   if (!journal.ok()) {
     std::fprintf(stderr, "error: %s\n", journal.status().message().c_str());
@@ -256,6 +249,39 @@ int main(int argc, char** argv) {
       app.add_subcommand("validate", "Check a BudgetSweep file; exit 2 listing every problem");
   validate_cmd->add_option("FILE", validate_file, "BudgetSweep YAML or JSON file")->required();
 
+  bsw::OperatorOptions op;
+  CLI::App* operator_cmd = app.add_subcommand(
+      "operator", "Run the Kubernetes operator: reconcile BudgetSweeps into trial pods");
+  operator_cmd->add_option("--kubeconfig", op.kubeconfig,
+                           "kubeconfig file (default: $KUBECONFIG, else in-cluster config)");
+  operator_cmd->add_option("--namespace", op.ns, "Namespace to serve (default: all namespaces)");
+  operator_cmd
+      ->add_option("--metrics-addr", op.metrics_addr,
+                   "host:port for the operator's Prometheus metrics")
+      ->capture_default_str();
+  operator_cmd->add_option("--health-addr", op.health_addr, "host:port for /healthz and /readyz")
+      ->capture_default_str();
+  operator_cmd->add_flag("--leader-elect", op.leader_elect,
+                         "Elect one active replica through a coordination.k8s.io Lease");
+  operator_cmd->add_option("--leader-election-namespace", op.leader_election_namespace,
+                           "Namespace of the Lease (default: --namespace, else the client's)");
+  operator_cmd->add_option("--lease-name", op.lease_name, "Name of the Lease")
+      ->capture_default_str();
+  operator_cmd
+      ->add_option("--resync-interval", op.resync_seconds,
+                   "Seconds between passes over a running sweep")
+      ->check(CLI::Range(0.05, 60.0))
+      ->capture_default_str();
+  operator_cmd
+      ->add_option("--trial-metrics-port", op.trial_metrics_port,
+                   "Port of the trainer's metrics endpoint in trial pods")
+      ->check(CLI::Range(1, 65535))
+      ->capture_default_str();
+  operator_cmd
+      ->add_option("--checkpoint-dir", op.checkpoint_dir,
+                   "Trial checkpoints go to <dir>/<trial> inside trial pods")
+      ->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -263,5 +289,6 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : bsw::kExitInvalid;
   }
   if (*run_cmd) return bsw::Run(run);
+  if (*operator_cmd) return bsw::RunOperator(op);
   return bsw::Validate(validate_file);
 }

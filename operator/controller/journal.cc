@@ -33,7 +33,7 @@ Journal::~Journal() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-StatusOr<std::vector<Event>> Journal::ReadAll() const {
+StatusOr<std::vector<Event>> Journal::ReadAll() {
   std::ifstream in(path_, std::ios::binary);
   if (!in) return UnavailableError(path_ + ": cannot read (" + std::strerror(errno) + ")");
   std::vector<Event> events;

@@ -6,13 +6,14 @@
 
 #include "operator/core/status.h"
 #include "operator/core/sweep_model.h"
+#include "operator/ports/event_log.h"
 
 namespace bsw {
 
 // The write-ahead record of a local sweep: one JSON event per line in `<dir>/journal.jsonl`.
 // Events are made durable (fsync) before the actions they stand for are carried out, so a sweep
 // killed at any moment (even kill -9) resumes from the journal without losing or repeating work.
-class Journal {
+class Journal final : public EventLog {
  public:
   // Opens (creating if needed) the journal in `dir`.
   static StatusOr<Journal> Open(const std::string& dir);
@@ -23,11 +24,12 @@ class Journal {
 
   // Every event recorded so far. A torn last line (a crash mid-write) is dropped; corruption
   // anywhere else is an error that names the file and line.
-  StatusOr<std::vector<Event>> ReadAll() const;
+  StatusOr<std::vector<Event>> ReadAll() override;
 
   // Appends `events` and syncs them to disk.
-  Status Append(const std::vector<Event>& events);
+  Status Append(const std::vector<Event>& events) override;
 
+  std::string Describe() const override { return path_; }
   const std::string& path() const { return path_; }
 
  private:

@@ -6,27 +6,30 @@
 namespace bsw {
 
 SweepController::SweepController(const SweepSpec& spec, TrialBackend* backend,
-                                 MetricSource* metrics, Journal* journal, const Clock* clock)
+                                 MetricSource* metrics, EventLog* log, const Clock* clock,
+                                 PlannerOptions options)
     : model_(spec),
       ledger_(spec.budget_gpu_hours * 3600.0),
       backend_(backend),
       metrics_(metrics),
-      journal_(journal),
-      clock_(clock) {}
+      log_(log),
+      clock_(clock),
+      options_(options) {}
 
 Status SweepController::Recover() {
-  StatusOr<std::vector<Event>> events = journal_->ReadAll();
+  StatusOr<std::vector<Event>> events = log_->ReadAll();
   if (!events.ok()) return events.status();
   for (const Event& e : *events) {
     if (Status s = model_.Apply(e); !s.ok()) {
-      return InvalidArgumentError(journal_->path() + ": " + s.message());
+      return InvalidArgumentError(log_->Describe() + ": " + s.message());
     }
   }
   return OkStatus();
 }
 
 Status SweepController::Record(const std::vector<Event>& events) {
-  if (Status s = journal_->Append(events); !s.ok()) return s;
+  if (events.empty()) return OkStatus();
+  if (Status s = log_->Append(events); !s.ok()) return s;
   for (const Event& e : events) {
     if (Status s = model_.Apply(e); !s.ok()) return InternalError("planner event: " + s.message());
     if (on_event_) on_event_(e);
@@ -36,7 +39,7 @@ Status SweepController::Record(const std::vector<Event>& events) {
 
 StatusOr<Plan> SweepController::Pass() {
   double now = clock_->NowUnixSeconds();
-  StatusOr<std::vector<SegmentStatus>> segments = backend_->List();
+  StatusOr<std::vector<SegmentStatus>> segments = ChargedSegments();
   if (!segments.ok()) return segments.status();
   ledger_.Observe(*segments, now);
 
@@ -57,11 +60,12 @@ StatusOr<Plan> SweepController::Pass() {
   for (auto& [name, m] : live) live_[name] = m;
 
   if (Status s = Record(NewRungValues(model_, observed, now)); !s.ok()) return s;
-  Plan plan = ComputePlan(model_, observed, ledger_, now);
+  Plan plan = ComputePlan(model_, observed, ledger_, now, options_);
   if (Status s = Record(plan.events); !s.ok()) return s;
   for (const Action& a : plan.actions) {
     if (Status s = Carry(a); !s.ok()) return s;
   }
+  if (Status s = ReleaseRecorded(*segments); !s.ok()) return s;
 
   std::map<std::string, double> unknown_since;
   for (const std::string& name : plan.unknown) {
@@ -76,6 +80,41 @@ StatusOr<Plan> SweepController::Pass() {
   }
   conditions_ = MergeConditions(conditions_, plan.conditions, now, model_.spec().generation);
   return plan;
+}
+
+StatusOr<std::vector<SegmentStatus>> SweepController::ChargedSegments() {
+  StatusOr<std::vector<SegmentStatus>> segments = backend_->List();
+  if (!segments.ok()) return segments.status();
+  std::set<std::pair<std::string, int>> listed;
+  for (const SegmentStatus& s : *segments) listed.insert({s.trial, s.segment});
+  for (int64_t i = 0; i < model_.trial_count(); ++i) {
+    const Trial& t = model_.trial(i);
+    for (const SegmentRecord& seg : t.segments) {
+      if (!seg.ended || seg.started <= 0 || listed.contains({t.name, seg.number})) continue;
+      SegmentStatus recorded;
+      recorded.trial = t.name;
+      recorded.segment = seg.number;
+      recorded.state = SegmentState::kSucceeded;
+      recorded.started_unix_seconds = seg.started;
+      recorded.finished_unix_seconds = seg.finished;
+      recorded.devices = seg.devices;
+      segments->push_back(std::move(recorded));
+    }
+  }
+  return segments;
+}
+
+Status SweepController::ReleaseRecorded(const std::vector<SegmentStatus>& segments) {
+  for (const SegmentStatus& s : segments) {
+    if (!s.charge_held) continue;
+    std::optional<int64_t> index = model_.FindTrial(s.trial);
+    if (!index) continue;
+    for (const SegmentRecord& seg : model_.trial(*index).segments) {
+      if (seg.number != s.segment || !seg.ended) continue;
+      if (Status st = backend_->ReleaseCharge(s.trial, s.segment); !st.ok()) return st;
+    }
+  }
+  return OkStatus();
 }
 
 Status SweepController::Carry(const Action& a) {
@@ -114,7 +153,7 @@ SegmentSpec SweepController::MakeSegmentSpec(const Action& a) const {
 }
 
 Status SweepController::Refresh() {
-  StatusOr<std::vector<SegmentStatus>> segments = backend_->List();
+  StatusOr<std::vector<SegmentStatus>> segments = ChargedSegments();
   if (!segments.ok()) return segments.status();
   ledger_.Observe(*segments, clock_->NowUnixSeconds());
   return OkStatus();

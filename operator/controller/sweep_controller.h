@@ -8,11 +8,11 @@
 #include <utility>
 
 #include "nlohmann/json.hpp"
-#include "operator/controller/journal.h"
 #include "operator/core/ledger.h"
 #include "operator/core/planner.h"
 #include "operator/core/sweep_model.h"
 #include "operator/ports/clock.h"
+#include "operator/ports/event_log.h"
 #include "operator/ports/metric_source.h"
 #include "operator/ports/trial_backend.h"
 
@@ -24,9 +24,9 @@ namespace bsw {
 class SweepController {
  public:
   SweepController(const SweepSpec& spec, TrialBackend* backend, MetricSource* metrics,
-                  Journal* journal, const Clock* clock);
+                  EventLog* log, const Clock* clock, PlannerOptions options = {});
 
-  // Rebuilds the model from the journal. Call once, before the first Pass.
+  // Rebuilds the model from the event log. Call once, before the first Pass.
   Status Recover();
 
   // One observe → plan → act pass. Returns the plan it carried out.
@@ -54,6 +54,10 @@ class SweepController {
 
  private:
   bsw::Status Record(const std::vector<Event>& events);
+  // What the backend lists plus the recorded charge of ended segments it no longer lists.
+  StatusOr<std::vector<SegmentStatus>> ChargedSegments();
+  // Releases the segments the backend still holds whose end (and charge) is recorded.
+  bsw::Status ReleaseRecorded(const std::vector<SegmentStatus>& segments);
   bsw::Status Carry(const Action& action);
   SegmentSpec MakeSegmentSpec(const Action& action) const;
 
@@ -61,8 +65,9 @@ class SweepController {
   Ledger ledger_;
   TrialBackend* backend_;
   MetricSource* metrics_;
-  Journal* journal_;
+  EventLog* log_;
   const Clock* clock_;
+  PlannerOptions options_;
   std::map<std::string, TrialMetrics> live_;
   std::map<std::string, double> unknown_since_;
   std::set<std::pair<std::string, int>> stops_issued_;

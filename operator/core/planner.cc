@@ -62,7 +62,9 @@ class Planner {
   // Admits and launches one segment. Returns false (recording the denial) when the budget says no.
   bool Launch(int64_t index, int segment, double from, double until, int free_slots) {
     // The reservation covers the work up to the next rung; AdjustDeadline extends it from there.
-    double next = std::min(until, model_.rungs().NextAfter(from));
+    // Where deadlines cannot grow, it covers the whole segment.
+    double next =
+        options_.deadlines_only_shrink ? until : std::min(until, model_.rungs().NextAfter(from));
     std::optional<double> cost = CostOf(next - from, model_.cost_model().SecondsPerUnit());
     // Without any measurement, a new segment gets an equal share of what is still unreserved.
     double requested = cost.value_or(ledger_.remaining() / std::max(1, free_slots));
@@ -158,6 +160,16 @@ class Planner {
   }
 
   void EndedSegment(const Trial& t, const SegmentRecord& seg, const SegmentStatus& st) {
+    EndedSegmentReason(t, seg, st);
+    Event& ended = plan_.events.back();
+    if (st.started_unix_seconds && st.finished_unix_seconds) {
+      ended.started = *st.started_unix_seconds;
+      ended.finished = *st.finished_unix_seconds;
+      ended.devices = ChargedDevices(st.devices);
+    }
+  }
+
+  void EndedSegmentReason(const Trial& t, const SegmentRecord& seg, const SegmentStatus& st) {
     if (st.state == SegmentState::kSucceeded) {
       bool reported = t.rung_values.contains(seg.until) || seg.until >= model_.rungs().max();
       if (!reported && !t.stop_requested) {
@@ -229,7 +241,9 @@ class Planner {
     }
     std::optional<double> pace = own_pace ? own_pace : model_.cost_model().SecondsPerUnit();
     if (!pace) return;
-    double target = std::min(seg.until, model_.rungs().NextAfter(progress));
+    double target = options_.deadlines_only_shrink
+                        ? seg.until
+                        : std::min(seg.until, model_.rungs().NextAfter(progress));
     // The supervisor sends SIGTERM at deadline - grace, so the deadline must stay ahead of the
     // work left plus the grace period plus a lookahead of a few passes. Hysteresis: extend with
     // that much headroom again and shrink only by a clear margin, so a deadline moves a few times
@@ -239,6 +253,7 @@ class Planner {
                     spec_.grace_seconds + lookahead;
     double deadline = st.deadline_unix_seconds;
     if (needed > deadline) {
+      if (options_.deadlines_only_shrink) return;  // it runs to its deadline, as admitted
       needed += lookahead;
       if (std::optional<Denial> d = ledger_.Admit(devices_ * (needed - deadline))) {
         plan_.denials.push_back(*d);

@@ -58,6 +58,9 @@ struct PlannerOptions {
   double reservation_margin = 1.25;  // reserve this multiple of the estimated seconds
   double min_reservation_seconds = 5;
   double deadline_slack_seconds = 2;  // ignore deadline moves smaller than this
+  // Kubernetes lets a pod's activeDeadlineSeconds only decrease. Set, a segment reserves its
+  // whole run (to `until`) at launch, and deadlines only ever move earlier.
+  bool deadlines_only_shrink = false;
 };
 
 // Turns newly reported objective values at rung milestones into ValueRecorded events, with the

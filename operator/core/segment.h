@@ -22,6 +22,8 @@ struct SegmentStatus {
   int devices = 0;
   double deadline_unix_seconds = 0;
   std::string metrics_url;  // http://host:port/metrics; empty until known
+  // The backend keeps this segment (and with it the charge) until ReleaseCharge.
+  bool charge_held = false;
 };
 
 // Devices a segment is charged for: its GPUs, and one for a CPU-only segment.

@@ -1,5 +1,6 @@
 #include "operator/core/sweep_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -73,6 +74,8 @@ json Event::ToJson() const {
       break;
     case Type::kSegmentEnded:
       j.update({{"trial", trial}, {"segment", segment}, {"reason", reason}, {"message", message}});
+      if (started > 0)
+        j.update({{"started", started}, {"finished", finished}, {"devices", devices}});
       break;
     case Type::kSweepFinished:
       j.update({{"phase", SweepPhaseName(phase)}, {"reason", reason}, {"message", message}});
@@ -114,6 +117,9 @@ StatusOr<Event> Event::FromJson(const json& j) {
   e.rung = static_cast<int>(integer("rung"));
   e.reason = str("reason");
   e.message = str("message");
+  e.started = NumberOr(j, "started", 0);
+  e.finished = NumberOr(j, "finished", 0);
+  e.devices = std::max(0, static_cast<int>(integer("devices")));
   if (e.type == Type::kSweepFinished) {
     std::string phase = str("phase");
     for (size_t i = 0; i < std::size(kSweepPhaseNames); ++i) {
@@ -137,11 +143,13 @@ SweepModel::SweepModel(const SweepSpec& spec)
       scheduler_(rungs_.size() - 1, spec.reduction_factor, spec.goal, spec.mode),
       continued_(static_cast<size_t>(rungs_.size()), 0) {}
 
-std::string SweepModel::TrialName(int64_t index) const {
+std::string TrialName(const std::string& sweep, int64_t index) {
   char suffix[32];
   std::snprintf(suffix, sizeof suffix, "-t%04lld", static_cast<long long>(index));
-  return spec_.name + suffix;
+  return sweep + suffix;
 }
+
+std::string SweepModel::TrialName(int64_t index) const { return bsw::TrialName(spec_.name, index); }
 
 std::optional<int64_t> SweepModel::FindTrial(const std::string& name) const {
   auto it = by_name_.find(name);
@@ -250,6 +258,9 @@ Status SweepModel::Apply(const Event& e) {
       if (t->segments.empty()) break;
       SegmentRecord& seg = t->segments.back();
       seg.ended = true;
+      seg.started = e.started;
+      seg.finished = e.finished;
+      seg.devices = e.devices;
       if (t->stop_requested) {
         SetPhase(*t, TrialPhase::kStopped);
       } else if (e.reason.empty()) {

@@ -21,6 +21,8 @@ enum class TrialPhase { kRunning, kPaused, kCompleted, kStopped, kFailed };
 enum class SweepPhase { kPending, kRunning, kCompleted, kBudgetExhausted, kFailed };
 
 const char* TrialPhaseName(TrialPhase phase);
+// The deterministic name of a sweep's trial: "<sweep>-t0007".
+std::string TrialName(const std::string& sweep, int64_t index);
 const char* SweepPhaseName(SweepPhase phase);
 
 // A change to the sweep, as written to the journal before it is carried out. Replaying the
@@ -33,7 +35,8 @@ struct Event {
     kDeadlineMoved,    // trial, segment, deadline
     kTrialStopped,     // trial, reason, message: the sweep decided to stop it
     kTrialPromoted,    // trial, rung
-    kSegmentEnded,     // trial, segment, reason ("" when it succeeded), message
+    kSegmentEnded,     // trial, segment, reason ("" when it succeeded), message, and the
+                       // charge: started, finished, devices (when the segment ran)
     kSweepFinished,    // phase, reason, message
   };
   Type type = Type::kTrialCreated;
@@ -52,6 +55,11 @@ struct Event {
   SweepPhase phase = SweepPhase::kRunning;
   std::string reason;
   std::string message;
+  // kSegmentEnded: the backend's start and finish times (0 when it never ran) and its charged
+  // devices. Recorded so the charge outlives the backend's own record (a deleted pod).
+  double started = 0;
+  double finished = 0;
+  int devices = 0;
 
   static Event Of(Type type, double at, int64_t trial = -1, int segment = 0) {
     Event e;
@@ -73,6 +81,10 @@ struct SegmentRecord {
   double deadline = 0;
   double launched_at = 0;
   bool ended = false;
+  // The charge as recorded when it ended; started == 0: it never ran.
+  double started = 0;
+  double finished = 0;
+  int devices = 0;
 };
 
 struct Trial {

@@ -46,6 +46,10 @@ class TrialBackend {
 
   // Every segment the backend knows of, including those started before a restart.
   virtual StatusOr<std::vector<SegmentStatus>> List() = 0;
+
+  // Lets go of an ended segment whose charge is now recorded elsewhere (SegmentStatus::
+  // charge_held). The segment may then vanish from List. OK for a segment that is already gone.
+  virtual Status ReleaseCharge(const std::string& trial, int segment) = 0;
 };
 
 }  // namespace bsw

@@ -14,6 +14,7 @@ class MockTrialBackend : public TrialBackend {
   MOCK_METHOD(Status, SetDeadline,
               (const std::string& trial, int segment, double deadline_unix_seconds), (override));
   MOCK_METHOD(StatusOr<std::vector<SegmentStatus>>, List, (), (override));
+  MOCK_METHOD(Status, ReleaseCharge, (const std::string& trial, int segment), (override));
 };
 
 }  // namespace bsw

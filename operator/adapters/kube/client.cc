@@ -436,6 +436,12 @@ StatusOr<Json> Client::Patch(const Resource& resource, const std::string& ns,
                    "application/merge-patch+json");
 }
 
+StatusOr<Json> Client::PatchStatus(const Resource& resource, const std::string& ns,
+                                   const std::string& name, const Json& merge_patch) {
+  return impl_->Do("PATCH", impl_->Path(resource, ns, name) + "/status", &merge_patch,
+                   "application/merge-patch+json");
+}
+
 Status Client::Delete(const Resource& resource, const std::string& ns, const std::string& name,
                       const DeleteOptions& options) {
   Json body = {{"apiVersion", "v1"}, {"kind", "DeleteOptions"}};

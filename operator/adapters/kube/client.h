@@ -132,6 +132,9 @@ class Client {
   // A JSON merge patch (RFC 7386, application/merge-patch+json).
   [[nodiscard]] StatusOr<Json> Patch(const Resource& resource, const std::string& ns,
                                      const std::string& name, const Json& merge_patch);
+  // A JSON merge patch of the /status subresource.
+  [[nodiscard]] StatusOr<Json> PatchStatus(const Resource& resource, const std::string& ns,
+                                           const std::string& name, const Json& merge_patch);
   [[nodiscard]] Status Delete(const Resource& resource, const std::string& ns,
                               const std::string& name, const DeleteOptions& options = {});
 

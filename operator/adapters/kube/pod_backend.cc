@@ -11,13 +11,12 @@
 #include <utility>
 
 #include "operator/adapters/kube/errors.h"
+#include "operator/adapters/kube/resources.h"
 #include "operator/core/parse.h"
 #include "operator/ports/trial_contract.h"
 
 namespace bsw::kube {
 namespace {
-
-const Resource kPods{"", "v1", "pods", true};
 
 std::string FormatSeconds(double value) {
   char text[48];
@@ -176,6 +175,9 @@ std::optional<SegmentStatus> SegmentStatusOfPod(const Json& pod, int default_met
   const Json& container_statuses = status.value("containerStatuses", Json::array());
   if (!container_statuses.empty()) {
     container_state = container_statuses[0].value("state", Json::object());
+  }
+  for (const Json& finalizer : metadata.value("finalizers", Json::array())) {
+    if (finalizer == kAccountingFinalizer) segment.charge_held = true;
   }
   bool deleting = metadata.contains("deletionTimestamp");
   bool stopped = deleting || Annotation(pod, kStoppedAnnotation) == "true";
@@ -412,31 +414,42 @@ Status PodBackend::SetDeadline(const std::string& trial, int segment,
   });
 }
 
-StatusOr<std::vector<SegmentStatus>> PodBackend::List() {
-  std::vector<SegmentStatus> segments;
+StatusOr<std::vector<Json>> PodBackend::ListPods() const {
+  if (options_.list_pods) return options_.list_pods();
+  std::vector<Json> pods;
   ListOptions list;
   list.label_selector = std::string(kSweepLabel) + "=" + options_.owner.name;
   list.limit = 500;
   do {
     StatusOr<Json> page = options_.client->List(kPods, options_.ns, list);
     if (!page.ok()) return page.status();
-    for (const Json& pod : (*page)["items"]) {
-      std::optional<SegmentStatus> segment = SegmentStatusOfPod(pod, options_.metrics_port);
-      if (segment) segments.push_back(std::move(*segment));
-    }
+    for (Json& pod : (*page)["items"]) pods.push_back(std::move(pod));
     list.continue_token = (*page)["metadata"].value("continue", "");
   } while (!list.continue_token.empty());
+  return pods;
+}
+
+StatusOr<std::vector<SegmentStatus>> PodBackend::List() {
+  StatusOr<std::vector<Json>> pods = ListPods();
+  if (!pods.ok()) return pods.status();
+  std::vector<SegmentStatus> segments;
+  for (const Json& pod : *pods) {
+    std::optional<SegmentStatus> segment = SegmentStatusOfPod(pod, options_.metrics_port);
+    if (segment) segments.push_back(std::move(*segment));
+  }
   std::sort(segments.begin(), segments.end(), [](const SegmentStatus& a, const SegmentStatus& b) {
     return std::tie(a.trial, a.segment) < std::tie(b.trial, b.segment);
   });
   return segments;
 }
 
-Status PodBackend::ReleaseCharge(const std::string& trial, int segment) {
-  std::string name = PodName(trial, segment);
-  return RetryOnConflict([&]() -> Status {
-    StatusOr<Json> pod = options_.client->Get(kPods, options_.ns, name);
+Status ReleasePod(Client& client, const std::string& ns, const std::string& name) {
+  bool ended = false;
+  Status released = RetryOnConflict([&]() -> Status {
+    StatusOr<Json> pod = client.Get(kPods, ns, name);
     if (!pod.ok()) return IsNotFound(pod.status()) ? OkStatus() : pod.status();
+    std::string phase = (*pod)["status"].value("phase", "");
+    ended = phase == "Succeeded" || phase == "Failed";
     Json finalizers = Json::array();
     bool found = false;
     for (const Json& finalizer : (*pod)["metadata"].value("finalizers", Json::array())) {
@@ -450,10 +463,17 @@ Status PodBackend::ReleaseCharge(const std::string& trial, int segment) {
     Json patch = {{"metadata",
                    {{"resourceVersion", (*pod)["metadata"]["resourceVersion"]},
                     {"finalizers", finalizers.empty() ? Json(nullptr) : finalizers}}}};
-    StatusOr<Json> patched = options_.client->Patch(kPods, options_.ns, name, patch);
+    StatusOr<Json> patched = client.Patch(kPods, ns, name, patch);
     if (!patched.ok() && IsNotFound(patched.status())) return OkStatus();
     return patched.status();
   });
+  if (!released.ok() || !ended) return released;
+  Status deleted = client.Delete(kPods, ns, name);
+  return deleted.ok() || IsNotFound(deleted) ? OkStatus() : deleted;
+}
+
+Status PodBackend::ReleaseCharge(const std::string& trial, int segment) {
+  return ReleasePod(*options_.client, options_.ns, PodName(trial, segment));
 }
 
 }  // namespace bsw::kube

@@ -47,6 +47,9 @@ struct PodBackendOptions {
   std::string checkpoint_dir = "/checkpoints";
   // Wall-clock unix seconds; a seam for tests. Default: the system clock.
   std::function<double()> now;
+  // The sweep's pods. Default: a LIST from the API server (label budgetsweep.dev/sweep=<name>).
+  // The operator reads its pod informer's cache instead.
+  std::function<StatusOr<std::vector<Json>>()> list_pods;
 };
 
 // Runs each trial segment as a pod `<trial>-s<segment>` in the sweep's namespace.
@@ -62,9 +65,9 @@ struct PodBackendOptions {
 // never later. The operator therefore reserves a segment's whole rung up front on Kubernetes.
 //
 // Every pod carries the accounting finalizer: a finished or deleted pod stays until
-// ReleaseCharge, which the controller calls once the segment's charge is in the sweep's status.
-// Finished pods are not deleted by the backend (their deterministic name is what makes a retried
-// Start a no-op); they go with the sweep through their ownerReference.
+// ReleaseCharge, which the controller calls once the segment's end and charge are recorded (the
+// trial's BudgetSweepTrial object). ReleaseCharge then deletes a finished pod: the record, not
+// the pod, is what keeps a recorded segment from being started again.
 //
 // Thread-compatible; all state is in the API server, so instances may come and go.
 class PodBackend final : public TrialBackend {
@@ -97,8 +100,9 @@ class PodBackend final : public TrialBackend {
   StatusOr<std::vector<SegmentStatus>> List() override;
 
   // Removes the accounting finalizer (merge patch with the resourceVersion read, retried on
-  // Conflict). A pod being deleted is then gone. OK when the pod is already gone.
-  Status ReleaseCharge(const std::string& trial, int segment);
+  // Conflict), then deletes the pod if it has finished. A pod being deleted is then gone. OK when
+  // the pod is already gone.
+  Status ReleaseCharge(const std::string& trial, int segment) override;
 
   // The pod Start creates, at time `now` (exposed for tests).
   [[nodiscard]] StatusOr<Json> BuildPod(const SegmentSpec& spec, double now) const;
@@ -108,9 +112,14 @@ class PodBackend final : public TrialBackend {
  private:
   explicit PodBackend(PodBackendOptions options);
   double Now() const;
+  StatusOr<std::vector<Json>> ListPods() const;
 
   PodBackendOptions options_;
 };
+
+// ReleaseCharge by pod name: removes the accounting finalizer, then deletes the pod if it has
+// finished. OK when the pod is gone.
+[[nodiscard]] Status ReleasePod(Client& client, const std::string& ns, const std::string& name);
 
 // A pod's status mapped to a segment's, as List does. nullopt for a pod without our labels.
 std::optional<SegmentStatus> SegmentStatusOfPod(const Json& pod, int default_metrics_port);

@@ -424,4 +424,6 @@ StatusOr<std::vector<SegmentStatus>> LocalBackend::List() {
   return result;
 }
 
+Status LocalBackend::ReleaseCharge(const std::string&, int) { return OkStatus(); }
+
 }  // namespace bsw::local

@@ -70,6 +70,9 @@ class LocalBackend final : public TrialBackend {
   // not claimed it yet is Pending: Start it again if it stays so after a runner crash.
   StatusOr<std::vector<SegmentStatus>> List() override;
 
+  // Segment directories stay for the sweep's life, so no charge is ever held: OK, nothing to do.
+  Status ReleaseCharge(const std::string& trial, int segment) override;
+
  private:
   explicit LocalBackend(LocalBackendOptions options);
 

@@ -269,4 +269,9 @@ StatusOr<TrialMetrics> PrometheusApiSource::Read(const std::string& sweep,
   }
 }
 
+std::unique_ptr<MetricSource> MetricSourceFor(const SweepSpec& spec, const Clock& clock) {
+  if (spec.prometheus_url.empty()) return std::make_unique<ScrapeMetricSource>();
+  return std::make_unique<PrometheusApiSource>(spec.prometheus_url, 5.0, clock);
+}
+
 }  // namespace bsw::prom

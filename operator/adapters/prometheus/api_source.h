@@ -1,9 +1,11 @@
 #ifndef BSW_ADAPTERS_PROMETHEUS_API_SOURCE_H_
 #define BSW_ADAPTERS_PROMETHEUS_API_SOURCE_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "operator/core/api.h"
 #include "operator/core/status.h"
 #include "operator/ports/clock.h"
 #include "operator/ports/metric_source.h"
@@ -58,6 +60,11 @@ class PrometheusApiSource final : public MetricSource {
   std::vector<QueryRecord> last_queries_;
   std::vector<std::string> last_warnings_;
 };
+
+// The source a sweep decides from: Prometheus when spec.metrics.prometheus.url is set (the server
+// must scrape the trials), otherwise each trial's own endpoint, scraped directly.
+// REQUIRES: `clock` outlives the source.
+std::unique_ptr<MetricSource> MetricSourceFor(const SweepSpec& spec, const Clock& clock);
 
 }  // namespace bsw::prom
 

@@ -11,14 +11,16 @@
 #include <utility>
 
 #include "operator/adapters/kube/errors.h"
+#include "operator/adapters/kube/json_log.h"
 #include "operator/adapters/kube/timestamps.h"
 #include "operator/adapters/local/atomic_file.h"
 #include "operator/adapters/local/process.h"
-#include "tests/cluster/node-agent/json_log.h"
 #include "tests/cluster/node-agent/pod_spec.h"
 #include "tests/cluster/node-agent/shim.h"
 
 namespace bsw::node_agent {
+
+using kube::LogEvent;
 namespace {
 
 using Json = nlohmann::json;

@@ -12,14 +12,14 @@
 
 #include "operator/adapters/kube/client.h"
 #include "operator/adapters/kube/config.h"
+#include "operator/adapters/kube/json_log.h"
 #include "tests/cluster/node-agent/address_pool.h"
 #include "tests/cluster/node-agent/agent.h"
-#include "tests/cluster/node-agent/json_log.h"
 #include "tests/cluster/node-agent/shim.h"
 
 namespace {
 
-using bsw::node_agent::LogEvent;
+using bsw::kube::LogEvent;
 
 // The part of the agent's environment a pod's process inherits.
 std::map<std::string, std::string> BaseEnvironment() {
@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 300.0));
   CLI11_PARSE(app, argc, argv);
 
-  bsw::node_agent::InstallJsonLogger();
+  bsw::kube::InstallJsonLogger();
   for (const std::string& label : labels) {
     size_t equals = label.find('=');
     if (equals == std::string::npos || equals == 0) {

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "operator/controller/journal.h"
 #include "operator/core/api.h"
 #include "tests/mocks/mock_metric_source.h"
 #include "tests/mocks/mock_trial_backend.h"
@@ -143,6 +144,43 @@ TEST_F(SweepControllerTest, Recover_RebuildsTheSweepAndStartsNothingTwice) {
   clock_.now += 1;
   ASSERT_TRUE(second.Pass().ok());
   EXPECT_EQ(second.model().trial_count(), spec_.parallelism);
+}
+
+TEST_F(SweepControllerTest, HeldCharge_IsReleasedOnlyAfterTheEndIsRecordedAndOutlivesTheSegment) {
+  StatusOr<Journal> journal = Journal::Open(dir_);
+  SweepController controller(spec_, &backend_, &metrics_, &*journal, &clock_);
+  ASSERT_TRUE(controller.Recover().ok());
+  ASSERT_TRUE(controller.Pass().ok());
+  // Trial 0's pod failed after 40 s; the backend holds it (and its charge) until released.
+  SegmentStatus& first = segments_.front();
+  first.state = SegmentState::kFailed;
+  first.reason = "Error";
+  first.exit_code = 1;
+  first.finished_unix_seconds = *first.started_unix_seconds + 40;
+  first.charge_held = true;
+  clock_.now += 41;
+  EXPECT_CALL(backend_, ReleaseCharge(first.trial, 0))
+      .WillOnce(Invoke([&](const std::string&, int) {
+        EXPECT_NE(JournalText().find("\"event\":\"SegmentEnded\""), std::string::npos)
+            << "released before the segment's end was journaled";
+        EXPECT_NE(JournalText().find("\"started\""), std::string::npos)
+            << "released before the segment's charge was journaled";
+        return OkStatus();
+      }));
+  ASSERT_TRUE(controller.Pass().ok());
+  double used = controller.ledger().used();
+  EXPECT_GE(used, 40 * ChargedDevices(spec_.trial_gpus));
+
+  // Released, the pod is gone from the backend; the recorded charge stays, also after a restart.
+  segments_.erase(segments_.begin());
+  clock_.now += 1;
+  ASSERT_TRUE(controller.Pass().ok());
+  EXPECT_GE(controller.ledger().used(), 40 * ChargedDevices(spec_.trial_gpus));
+  StatusOr<Journal> reopened = Journal::Open(dir_);
+  SweepController restarted(spec_, &backend_, &metrics_, &*reopened, &clock_);
+  ASSERT_TRUE(restarted.Recover().ok());
+  ASSERT_TRUE(restarted.Refresh().ok());
+  EXPECT_GE(restarted.ledger().used(), 40 * ChargedDevices(spec_.trial_gpus));
 }
 
 TEST_F(SweepControllerTest, UnansweredMetrics_AreUnknownAndStopNothing) {

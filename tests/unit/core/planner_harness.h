@@ -16,7 +16,8 @@ namespace bsw::testing {
 // computes the plan and journals its events into the model. Carry() plays the backend's part.
 class PlannerHarness {
  public:
-  explicit PlannerHarness(const SweepSpec& spec) : spec_(spec), model_(spec) {}
+  explicit PlannerHarness(const SweepSpec& spec, PlannerOptions options = {})
+      : spec_(spec), model_(spec), options_(options) {}
 
   Plan Pass() {
     Ledger ledger(spec_.budget_gpu_hours * 3600);
@@ -25,7 +26,7 @@ class PlannerHarness {
     for (const auto& [key, s] : observed_.segments) segments.push_back(s);
     ledger.Observe(segments, now_);
     for (const Event& e : NewRungValues(model_, observed_, now_)) Journal(e);
-    Plan plan = ComputePlan(model_, observed_, ledger, now_);
+    Plan plan = ComputePlan(model_, observed_, ledger, now_, options_);
     for (const Event& e : plan.events) Journal(e);
     std::set<std::string> unknown(plan.unknown.begin(), plan.unknown.end());
     std::erase_if(observed_.unknown_since,
@@ -109,6 +110,7 @@ class PlannerHarness {
  private:
   SweepSpec spec_;
   SweepModel model_;
+  PlannerOptions options_;
   Observed observed_;
   std::vector<Event> journal_;
   std::vector<std::string> failures_;

@@ -419,5 +419,48 @@ TEST(NewRungValues, RecordsOnlyMilestonesNotYetRecordedWithTheProgressTheyMeasur
   EXPECT_TRUE(NewRungValues(h.model(), h.observed(), h.now()).empty());
 }
 
+// On Kubernetes activeDeadlineSeconds can only decrease: a segment reserves its whole run at
+// launch, and its deadline moves only earlier.
+TEST(ComputePlan, WhereDeadlinesOnlyShrinkASegmentReservesItsWholeRunAndIsNeverExtended) {
+  StatusOr<SweepSpec> spec = ParseSweep(BaseSweep());
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  PlannerOptions options;
+  options.deadlines_only_shrink = true;
+  PlannerHarness h(*spec, options);
+  Plan plan = h.PassAndCarry();
+  ASSERT_EQ(CountActions(plan, Action::Kind::kStart), 2);
+  double first_deadline = plan.actions[0].deadline;
+  EXPECT_DOUBLE_EQ(first_deadline, h.now() + 1800);  // an equal share, as without the option
+
+  // Trial 0 reports epoch 1 after 10 s: its own pace says it needs far less; the deadline shrinks.
+  h.Advance(10);
+  h.Report(0, 1, 0.8);
+  plan = h.PassAndCarry();
+  const Action* shrink = FindAction(plan, Action::Kind::kSetDeadline, 0);
+  ASSERT_NE(shrink, nullptr);
+  EXPECT_LT(shrink->deadline, first_deadline);
+  // The whole run to epoch 9 is covered, not just the next rung: 8 epochs at 10 s, with margin.
+  EXPECT_GE(shrink->deadline, h.now() + 8 * 10 * 1.25);
+
+  // Trial 0 then stalls: the deadline it needs now lies beyond its own, and it is not extended.
+  h.Advance(shrink->deadline - h.now() - 1);
+  for (int i = 0; i < 3; ++i) {
+    plan = h.PassAndCarry();
+    const Action* move = FindAction(plan, Action::Kind::kSetDeadline, 0);
+    EXPECT_TRUE(move == nullptr || move->deadline <= shrink->deadline)
+        << "deadline moved later, to " << move->deadline;
+    h.Advance(0.3);
+  }
+
+  // With a measured pace, a new trial reserves its whole run (to epoch 9), not only rung 1.
+  h.Report(1, 1, 0.1);  // worse than trial 0 at rung 1: stopped, and its slot refills
+  plan = h.PassAndCarry();
+  h.Advance(1);
+  plan = h.PassAndCarry();
+  const Action* start = FindAction(plan, Action::Kind::kStart, 2);
+  ASSERT_NE(start, nullptr);
+  EXPECT_GE(start->deadline - h.now(), 9 * 10 * 1.25);
+}
+
 }  // namespace
 }  // namespace bsw

@@ -1,4 +1,4 @@
-#include "tests/cluster/node-agent/json_log.h"
+#include "operator/adapters/kube/json_log.h"
 
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
@@ -10,7 +10,7 @@
 
 #include "operator/adapters/kube/timestamps.h"
 
-namespace bsw::node_agent {
+namespace bsw::kube {
 namespace {
 
 std::mutex& LogMutex() {
@@ -56,4 +56,4 @@ void InstallJsonLogger() {
   spdlog::set_default_logger(logger);
 }
 
-}  // namespace bsw::node_agent
+}  // namespace bsw::kube

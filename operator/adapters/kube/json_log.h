@@ -1,10 +1,10 @@
-#ifndef BSW_TESTS_CLUSTER_NODE_AGENT_JSON_LOG_H_
-#define BSW_TESTS_CLUSTER_NODE_AGENT_JSON_LOG_H_
+#ifndef BSW_ADAPTERS_KUBE_JSON_LOG_H_
+#define BSW_ADAPTERS_KUBE_JSON_LOG_H_
 
 #include <nlohmann/json.hpp>
 #include <string>
 
-namespace bsw::node_agent {
+namespace bsw::kube {
 
 // Writes one JSON object per line to stderr: {"ts":..., "level":..., "event":..., ...fields}.
 // Thread-safe; a line is never interleaved with another.
@@ -14,6 +14,6 @@ void LogEvent(const std::string& level, const std::string& event, nlohmann::json
 // event "log" with the message in "msg".
 void InstallJsonLogger();
 
-}  // namespace bsw::node_agent
+}  // namespace bsw::kube
 
-#endif  // BSW_TESTS_CLUSTER_NODE_AGENT_JSON_LOG_H_
+#endif  // BSW_ADAPTERS_KUBE_JSON_LOG_H_

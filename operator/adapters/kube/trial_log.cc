@@ -1,0 +1,171 @@
+#include "operator/adapters/kube/trial_log.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "operator/adapters/kube/errors.h"
+#include "operator/adapters/kube/resources.h"
+
+namespace bsw::kube {
+namespace {
+
+int64_t SeqOf(const Json& record) { return record.value("seq", int64_t{-1}); }
+
+std::string OwnerUid(const Json& object) {
+  for (const Json& ref : object["metadata"].value("ownerReferences", Json::array())) {
+    if (ref.value("controller", false)) return ref.value("uid", "");
+  }
+  return "";
+}
+
+// `records` followed by those of `more` it does not hold yet (a write retried after a timeout
+// that did land must not record its events twice).
+Json Merged(const Json& records, const std::vector<Json>& more) {
+  Json merged = records;
+  for (const Json& r : more) {
+    if (std::find(records.begin(), records.end(), r) == records.end()) merged.push_back(r);
+  }
+  return merged;
+}
+
+}  // namespace
+
+TrialLog::TrialLog(Client& client, std::string ns, SweepOwner owner)
+    : client_(client), ns_(std::move(ns)), owner_(std::move(owner)) {}
+
+std::string TrialLog::Describe() const { return "budgetsweeptrials of " + ns_ + "/" + owner_.name; }
+
+StatusOr<std::vector<Event>> TrialLog::ReadAll() {
+  std::vector<Json> records;
+  existing_.clear();
+  cache_.clear();
+  ListOptions list;
+  list.label_selector = std::string(kSweepLabel) + "=" + owner_.name;
+  list.limit = 500;
+  do {
+    StatusOr<Json> page = client_.List(kBudgetSweepTrials, ns_, list);
+    if (!page.ok()) return page.status();
+    for (const Json& object : (*page)["items"]) {
+      std::string name = object["metadata"].value("name", "");
+      if (OwnerUid(object) != owner_.uid) {
+        // Left by an earlier sweep of the same name, not yet collected: it would block our
+        // trial of the same name.
+        Status deleted = client_.Delete(kBudgetSweepTrials, ns_, name);
+        if (!deleted.ok() && !IsNotFound(deleted)) return deleted;
+        continue;
+      }
+      int64_t index = object["spec"].value("index", int64_t{-1});
+      if (index < 0) return InvalidArgumentError(Describe() + ": " + name + " has no spec.index");
+      existing_.insert(index);
+      for (const Json& r : object["status"].value("events", Json::array())) records.push_back(r);
+    }
+    list.continue_token = (*page)["metadata"].value("continue", "");
+  } while (!list.continue_token.empty());
+
+  StatusOr<Json> sweep = client_.Get(kBudgetSweeps, ns_, owner_.name);
+  if (!sweep.ok()) return sweep.status();
+  sweep_events_ = (*sweep)["status"].value("finished", Json::array());
+  for (const Json& r : sweep_events_) records.push_back(r);
+
+  std::stable_sort(records.begin(), records.end(),
+                   [](const Json& a, const Json& b) { return SeqOf(a) < SeqOf(b); });
+  std::vector<Event> events;
+  next_seq_ = 0;
+  for (const Json& r : records) {
+    if (SeqOf(r) < 0) return InvalidArgumentError(Describe() + ": a record has no seq");
+    StatusOr<Event> e = Event::FromJson(r);
+    if (!e.ok()) return InvalidArgumentError(Describe() + ": " + e.status().message());
+    events.push_back(std::move(e).value());
+    next_seq_ = SeqOf(r) + 1;
+  }
+  return events;
+}
+
+Status TrialLog::Append(const std::vector<Event>& events) {
+  size_t i = 0;
+  while (i < events.size()) {
+    int64_t trial = events[i].trial;
+    const Config* params = nullptr;
+    std::vector<Json> run;
+    for (; i < events.size() && events[i].trial == trial; ++i) {
+      if (events[i].type == Event::Type::kTrialCreated) params = &events[i].params;
+      Json record = events[i].ToJson();
+      record["seq"] = next_seq_++;
+      run.push_back(std::move(record));
+    }
+    Status written = trial < 0 ? WriteSweep(run) : WriteTrial(trial, run, params);
+    if (!written.ok()) return written;
+  }
+  return OkStatus();
+}
+
+Json TrialLog::NewObject(int64_t trial, const Config& params) const {
+  Json param_object = Json::object();
+  for (const auto& [name, value] : params) param_object[name] = value;
+  return {{"apiVersion", kBudgetSweepTrials.group + "/" + kBudgetSweepTrials.version},
+          {"kind", "BudgetSweepTrial"},
+          {"metadata",
+           {{"name", TrialName(owner_.name, trial)},
+            {"namespace", ns_},
+            {"labels", {{kSweepLabel, owner_.name}}},
+            {"ownerReferences", Json::array({{{"apiVersion", owner_.api_version},
+                                              {"kind", owner_.kind},
+                                              {"name", owner_.name},
+                                              {"uid", owner_.uid},
+                                              {"controller", true},
+                                              {"blockOwnerDeletion", false}}})}}},
+          {"spec", {{"sweep", owner_.name}, {"index", trial}, {"params", param_object}}},
+          {"status", {{"events", Json::array()}}}};
+}
+
+StatusOr<Json> TrialLog::Current(int64_t trial) {
+  if (auto it = cache_.find(trial); it != cache_.end()) return it->second;
+  if (!existing_.contains(trial)) return Json();
+  return client_.Get(kBudgetSweepTrials, ns_, TrialName(owner_.name, trial));
+}
+
+void TrialLog::Cache(int64_t trial, Json object) {
+  existing_.insert(trial);
+  cache_[trial] = std::move(object);
+  // The oldest trials are the likeliest to be done.
+  while (cache_.size() > kCachedTrials) cache_.erase(cache_.begin());
+}
+
+Status TrialLog::WriteTrial(int64_t trial, const std::vector<Json>& records, const Config* params) {
+  std::string name = TrialName(owner_.name, trial);
+  StatusOr<Json> current = Current(trial);
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    if (!current.ok()) return current.status();
+    bool create = current->is_null();
+    Json object = create ? NewObject(trial, params ? *params : Config{}) : *current;
+    object["status"]["events"] =
+        Merged(create ? Json::array() : object["status"].value("events", Json::array()), records);
+    StatusOr<Json> written = create ? client_.Create(kBudgetSweepTrials, ns_, object)
+                                    : client_.Update(kBudgetSweepTrials, ns_, object);
+    if (written.ok()) {
+      Cache(trial, std::move(written).value());
+      return OkStatus();
+    }
+    if (!IsConflict(written.status()) && !IsAlreadyExists(written.status())) {
+      return written.status();
+    }
+    // Someone wrote it since we read it (an earlier leader, or our own write that timed out):
+    // take what is there and add what it lacks.
+    current = client_.Get(kBudgetSweepTrials, ns_, name);
+    if (current.ok() && OwnerUid(*current) != owner_.uid) {
+      return FailedPreconditionError(Describe() + ": " + name + " belongs to another sweep");
+    }
+  }
+  return UnavailableError(Describe() + ": " + name + " kept changing under us");
+}
+
+Status TrialLog::WriteSweep(const std::vector<Json>& records) {
+  Json events = Merged(sweep_events_, records);
+  StatusOr<Json> patched =
+      client_.PatchStatus(kBudgetSweeps, ns_, owner_.name, {{"status", {{"finished", events}}}});
+  if (!patched.ok()) return patched.status();
+  sweep_events_ = std::move(events);
+  return OkStatus();
+}
+
+}  // namespace bsw::kube

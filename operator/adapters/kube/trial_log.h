@@ -1,0 +1,61 @@
+#ifndef BSW_ADAPTERS_KUBE_TRIAL_LOG_H_
+#define BSW_ADAPTERS_KUBE_TRIAL_LOG_H_
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "operator/adapters/kube/client.h"
+#include "operator/adapters/kube/pod_backend.h"
+#include "operator/ports/event_log.h"
+
+namespace bsw::kube {
+
+// A sweep's event log kept in the Kubernetes API, so that a restarted (or newly elected) operator
+// rebuilds every decision: one BudgetSweepTrial object per trial (named after the trial, labelled
+// with the sweep, owned by it) holds that trial's events in status.events; the sweep-level event
+// (SweepFinished) goes to the sweep's status.finished. Every event carries a sweep-wide sequence
+// number, and ReadAll returns them in that order.
+//
+// Append writes the events in order, one write per run of consecutive events of the same trial,
+// each with the resourceVersion it last saw (a Conflict re-reads the object and adds only what
+// it lacks). A crash part-way leaves a prefix of the events recorded, as a torn journal would.
+// Status stays bounded: a sweep object never holds per-trial records.
+//
+// Not thread-safe; one per sweep, used by its controller only.
+class TrialLog final : public EventLog {
+ public:
+  // `owner` is the sweep (name, uid). REQUIRES: client outlives the log.
+  TrialLog(Client& client, std::string ns, SweepOwner owner);
+
+  StatusOr<std::vector<Event>> ReadAll() override;
+  Status Append(const std::vector<Event>& events) override;
+  std::string Describe() const override;
+
+ private:
+  // How many trial objects are kept in memory to write without a read first. Writes go to the
+  // running trials, a few at a time; a trial written again after eviction is read first.
+  static constexpr size_t kCachedTrials = 64;
+
+  Status WriteTrial(int64_t trial, const std::vector<Json>& records, const Config* params);
+  // The trial's object as last written or read: cached, read from the server, or null when it
+  // does not exist yet.
+  StatusOr<Json> Current(int64_t trial);
+  void Cache(int64_t trial, Json object);
+  Status WriteSweep(const std::vector<Json>& records);
+  Json NewObject(int64_t trial, const Config& params) const;
+
+  Client& client_;
+  const std::string ns_;
+  const SweepOwner owner_;
+  int64_t next_seq_ = 0;
+  std::set<int64_t> existing_;     // trials whose object exists
+  std::map<int64_t, Json> cache_;  // at most kCachedTrials of them
+  Json sweep_events_ = Json::array();
+};
+
+}  // namespace bsw::kube
+
+#endif  // BSW_ADAPTERS_KUBE_TRIAL_LOG_H_

@@ -1,0 +1,118 @@
+#include "operator/cmd/operator_command.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <thread>
+
+#include "operator/adapters/kube/client.h"
+#include "operator/adapters/kube/config.h"
+#include "operator/adapters/kube/json_log.h"
+#include "operator/adapters/kube/leader_election.h"
+#include "operator/adapters/system_clock.h"
+#include "operator/controller/sweep_reconciler.h"
+
+namespace bsw {
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+void OnStopSignal(int) { g_stop = true; }
+
+StatusOr<kube::KubeConfig> LoadConfig(const OperatorOptions& options) {
+  std::string path = options.kubeconfig;
+  if (path.empty()) {
+    const char* env = std::getenv("KUBECONFIG");
+    if (env != nullptr) path = env;
+  }
+  if (!path.empty()) return kube::LoadKubeconfig(path);
+  return kube::LoadInClusterConfig();
+}
+
+std::string Identity() {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  return std::string(host) + "_" + std::to_string(getpid());
+}
+
+void SleepBriefly() { std::this_thread::sleep_for(std::chrono::milliseconds(100)); }
+
+int Fail(const std::string& event, const Status& status) {
+  kube::LogEvent("error", event, {{"error", status.message()}});
+  return 1;
+}
+
+}  // namespace
+
+int RunOperator(const OperatorOptions& options) {
+  kube::InstallJsonLogger();
+  struct sigaction action = {};
+  action.sa_handler = OnStopSignal;
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
+
+  StatusOr<kube::KubeConfig> config = LoadConfig(options);
+  if (!config.ok()) return Fail("config_failed", config.status());
+  kube::ClientOptions client_options;
+  client_options.qps = 50;
+  client_options.burst = 200;
+  StatusOr<std::unique_ptr<kube::Client>> client = kube::Client::Create(*config, client_options);
+  if (!client.ok()) return Fail("client_failed", client.status());
+
+  std::atomic<bool> leading{!options.leader_elect};
+  std::atomic<bool> lost{false};
+  std::unique_ptr<kube::LeaderElector> elector;
+  if (options.leader_elect) {
+    kube::LeaderElectionConfig election;
+    election.lease_namespace = !options.leader_election_namespace.empty()
+                                   ? options.leader_election_namespace
+                               : !options.ns.empty() ? options.ns
+                                                     : (*client)->default_namespace();
+    election.lease_name = options.lease_name;
+    election.identity = Identity();
+    kube::LeaderCallbacks callbacks;
+    callbacks.on_started_leading = [&] {
+      kube::LogEvent("info", "leader_elected", {{"identity", election.identity}});
+      leading = true;
+    };
+    callbacks.on_stopped_leading = [&] {
+      if (!g_stop) lost = true;
+    };
+    StatusOr<std::unique_ptr<kube::LeaderElector>> created =
+        kube::LeaderElector::Create(*config, election, callbacks);
+    if (!created.ok()) return Fail("leader_election_failed", created.status());
+    elector = std::move(created).value();
+    kube::LogEvent("info", "leader_election_started",
+                   {{"identity", election.identity},
+                    {"lease", election.lease_namespace + "/" + election.lease_name}});
+    elector->Start();
+  }
+
+  while (!leading && !g_stop) SleepBriefly();
+  if (g_stop) return 0;
+
+  SystemClock clock;
+  ReconcilerOptions reconciler_options;
+  reconciler_options.ns = options.ns;
+  reconciler_options.resync_seconds = options.resync_seconds;
+  reconciler_options.metrics_port = options.trial_metrics_port;
+  reconciler_options.checkpoint_dir = options.checkpoint_dir;
+  SweepReconciler reconciler(**client, clock, reconciler_options);
+  if (Status s = reconciler.Start(); !s.ok()) return Fail("informers_failed", s);
+  kube::LogEvent("info", "operator_started",
+                 {{"namespace", options.ns.empty() ? "(all)" : options.ns}});
+  std::thread worker([&reconciler] { reconciler.Run(); });
+  while (!g_stop && !lost) SleepBriefly();
+  reconciler.Stop();
+  worker.join();
+  if (lost) return Fail("leader_lost", UnavailableError("could not renew the lease; exiting"));
+  if (elector) elector->Stop();
+  kube::LogEvent("info", "operator_stopped", {});
+  return 0;
+}
+
+}  // namespace bsw

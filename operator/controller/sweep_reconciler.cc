@@ -1,0 +1,328 @@
+#include "operator/controller/sweep_reconciler.h"
+
+#include <chrono>
+#include <utility>
+
+#include "operator/adapters/kube/errors.h"
+#include "operator/adapters/kube/json_log.h"
+#include "operator/adapters/kube/resources.h"
+#include "operator/adapters/prometheus/api_source.h"
+#include "operator/core/api.h"
+#include "operator/core/sweep_status.h"
+
+namespace bsw {
+namespace {
+
+using kube::Json;
+
+constexpr char kComponent[] = "budgetsweep-operator";
+
+std::string KeyOf(const std::string& ns, const std::string& name) { return ns + "/" + name; }
+
+std::pair<std::string, std::string> SplitKey(const std::string& key) {
+  size_t slash = key.find('/');
+  return {key.substr(0, slash), key.substr(slash + 1)};
+}
+
+// The sweep key a trial pod belongs to; empty for a pod without the label.
+std::string SweepKeyOfPod(const Json& pod) {
+  const Json& metadata = pod.value("metadata", Json::object());
+  const Json& labels = metadata.value("labels", Json::object());
+  if (!labels.contains(kube::kSweepLabel)) return "";
+  return KeyOf(metadata.value("namespace", ""), labels[kube::kSweepLabel].get<std::string>());
+}
+
+struct EventNote {
+  kube::EventType type = kube::EventType::kNormal;
+  std::string reason;  // empty: no Kubernetes Event, only the log line
+  std::string message;
+};
+
+EventNote NoteFor(const SweepModel& model, const Event& e) {
+  std::string trial = e.trial >= 0 ? model.trial(e.trial).name : "";
+  char figures[160];
+  switch (e.type) {
+    case Event::Type::kSegmentLaunched:
+      std::snprintf(figures, sizeof figures, " from %s %g to %g",
+                    model.spec().resource_unit.c_str(), e.from, e.until);
+      return {kube::EventType::kNormal, e.segment == 0 ? "TrialStarted" : "TrialResumed",
+              trial + figures};
+    case Event::Type::kTrialPromoted:
+      std::snprintf(figures, sizeof figures, " past rung %d (%s %g)", e.rung,
+                    model.spec().resource_unit.c_str(), model.rungs().at(e.rung));
+      return {kube::EventType::kNormal, "TrialPromoted", trial + figures};
+    case Event::Type::kTrialStopped:
+      return {e.reason == "BudgetExhausted" ? kube::EventType::kWarning : kube::EventType::kNormal,
+              "TrialStopped", trial + ": " + e.reason + ": " + e.message};
+    case Event::Type::kSegmentEnded:
+      if (e.reason == "Error" || e.reason == "Lost" || e.reason == "Diverged" ||
+          e.reason == "MetricsMissing") {
+        return {kube::EventType::kWarning, "TrialFailed",
+                trial + ": " + e.reason + ": " + e.message};
+      }
+      return {};
+    case Event::Type::kSweepFinished: {
+      bool completed = e.phase == SweepPhase::kCompleted;
+      return {completed ? kube::EventType::kNormal : kube::EventType::kWarning,
+              completed ? "SweepCompleted" : SweepPhaseName(e.phase), e.reason + ": " + e.message};
+    }
+    case Event::Type::kTrialCreated:
+    case Event::Type::kValueRecorded:
+    case Event::Type::kDeadlineMoved:
+      return {};
+  }
+  return {};
+}
+
+}  // namespace
+
+struct SweepReconciler::Runtime {
+  std::string uid;
+  int64_t generation = 0;
+  std::unique_ptr<kube::PodBackend> backend;
+  std::unique_ptr<kube::TrialLog> log;
+  std::unique_ptr<MetricSource> metrics;
+  std::unique_ptr<SweepController> controller;
+  Json object;          // the sweep as last read, for Events
+  Json written_status;  // the status as last written (or read), without `finished`
+};
+
+SweepReconciler::SweepReconciler(kube::Client& client, const Clock& clock,
+                                 ReconcilerOptions options, ReconcilerHooks hooks)
+    : client_(client),
+      clock_(clock),
+      options_(std::move(options)),
+      hooks_(std::move(hooks)),
+      recorder_(client, kComponent) {}
+
+SweepReconciler::~SweepReconciler() { Stop(); }
+
+Status SweepReconciler::Start(double sync_timeout_seconds) {
+  kube::InformerOptions sweep_options;
+  sweep_options.ns = options_.ns;
+  auto enqueue = [this](const Json& object) { queue_.Add(kube::ObjectKey(object)); };
+  sweeps_ = std::make_unique<kube::Informer>(
+      client_, kube::kBudgetSweeps, sweep_options,
+      kube::InformerHandlers{enqueue, [enqueue](const Json&, const Json& now) { enqueue(now); },
+                             enqueue});
+  kube::InformerOptions pod_options;
+  pod_options.ns = options_.ns;
+  pod_options.label_selector = kube::kSweepLabel;
+  auto enqueue_owner = [this](const Json& pod) {
+    std::string key = SweepKeyOfPod(pod);
+    if (!key.empty()) queue_.Add(key);
+  };
+  pods_ = std::make_unique<kube::Informer>(
+      client_, kube::kPods, pod_options,
+      kube::InformerHandlers{enqueue_owner,
+                             [enqueue_owner](const Json&, const Json& now) { enqueue_owner(now); },
+                             enqueue_owner});
+  sweeps_->Start();
+  pods_->Start();
+  if (!sweeps_->WaitForSync(sync_timeout_seconds) || !pods_->WaitForSync(sync_timeout_seconds)) {
+    return UnavailableError("the BudgetSweep and pod informers did not sync within " +
+                            std::to_string(sync_timeout_seconds) + " s");
+  }
+  return OkStatus();
+}
+
+bool SweepReconciler::Synced() const {
+  return sweeps_ && pods_ && sweeps_->HasSynced() && pods_->HasSynced();
+}
+
+void SweepReconciler::Run() {
+  while (std::optional<std::string> key = queue_.Get()) {
+    auto started = std::chrono::steady_clock::now();
+    Status s = Reconcile(*key);
+    if (s.ok()) {
+      queue_.Forget(*key);
+    } else {
+      kube::LogEvent("warn", "reconcile_failed", {{"sweep", *key}, {"error", s.message()}});
+      queue_.AddRateLimited(*key);
+    }
+    queue_.Done(*key);
+    if (hooks_.on_reconciled) {
+      std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
+      hooks_.on_reconciled(took.count(), queue_.Len());
+    }
+    if (stopped_) break;
+  }
+}
+
+void SweepReconciler::Stop() {
+  stopped_ = true;
+  queue_.ShutDown();
+  if (sweeps_) sweeps_->Stop();
+  if (pods_) pods_->Stop();
+}
+
+StatusOr<std::vector<Json>> SweepReconciler::PodsOf(const std::string& ns,
+                                                    const std::string& sweep) const {
+  std::vector<Json> pods;
+  std::string key = KeyOf(ns, sweep);
+  for (Json& pod : pods_->List()) {
+    if (SweepKeyOfPod(pod) == key) pods.push_back(std::move(pod));
+  }
+  return pods;
+}
+
+Status SweepReconciler::Reconcile(const std::string& key) {
+  auto [ns, name] = SplitKey(key);
+  std::optional<Json> sweep = sweeps_->Get(key);
+  if (!sweep) {
+    // The cache may lag a sweep just created: only the server may say it is gone.
+    StatusOr<Json> live = client_.Get(kube::kBudgetSweeps, ns, name);
+    if (live.ok()) {
+      sweep = std::move(live).value();
+    } else if (kube::IsNotFound(live.status())) {
+      runtimes_.erase(key);
+      if (hooks_.on_sweep_gone) hooks_.on_sweep_gone(ns, name);
+      return Cleanup(ns, name);
+    } else {
+      return live.status();
+    }
+  }
+  StatusOr<SweepSpec> spec = ParseSweep(*sweep);
+  if (!spec.ok()) {
+    runtimes_.erase(key);
+    return ReportInvalid(*sweep, spec.status().message());
+  }
+  StatusOr<Runtime*> runtime = RuntimeFor(*sweep, *spec);
+  if (!runtime.ok()) return runtime.status();
+  Runtime& rt = **runtime;
+  rt.object = *sweep;
+
+  StatusOr<Plan> plan = rt.controller->Pass();
+  if (!plan.ok()) return plan.status();
+  for (const Denial& d : plan->denials) {
+    kube::LogEvent("info", "admission_denied", {{"sweep", key}, {"message", d.Message()}});
+  }
+  if (Status s = WriteStatus(rt, *sweep, rt.controller->StatusJson()); !s.ok()) return s;
+
+  StatusOr<bool> ended = rt.controller->AllSegmentsEnded();
+  if (!ended.ok()) return ended.status();
+  if (!rt.controller->model().finished() || !*ended) {
+    queue_.AddAfter(key, options_.resync_seconds);
+  }
+  return OkStatus();
+}
+
+StatusOr<SweepReconciler::Runtime*> SweepReconciler::RuntimeFor(const Json& sweep,
+                                                                const SweepSpec& spec) {
+  std::string key = kube::ObjectKey(sweep);
+  std::string uid = sweep["metadata"].value("uid", "");
+  auto it = runtimes_.find(key);
+  if (it != runtimes_.end() && it->second->uid == uid &&
+      it->second->generation == spec.generation) {
+    return it->second.get();
+  }
+  // New to this process, recreated under the same name, or its spec changed: rebuild the model
+  // from the recorded events under the current spec.
+  auto rt = std::make_unique<Runtime>();
+  rt->uid = uid;
+  rt->generation = spec.generation;
+  rt->written_status = sweep.value("status", Json::object());
+  rt->written_status.erase("finished");
+  kube::SweepOwner owner;
+  owner.name = spec.name;
+  owner.uid = uid;
+
+  kube::PodBackendOptions pod_options;
+  pod_options.client = &client_;
+  pod_options.ns = spec.namespace_name;
+  pod_options.owner = owner;
+  pod_options.trial_template = spec.trial_template;
+  pod_options.metrics_port = options_.metrics_port;
+  pod_options.checkpoint_dir = options_.checkpoint_dir;
+  pod_options.now = [this] { return clock_.NowUnixSeconds(); };
+  pod_options.list_pods = [this, ns = spec.namespace_name, name = spec.name] {
+    return PodsOf(ns, name);
+  };
+  StatusOr<std::unique_ptr<kube::PodBackend>> backend = kube::PodBackend::Create(pod_options);
+  if (!backend.ok()) return backend.status();
+  rt->backend = std::move(backend).value();
+  rt->log = std::make_unique<kube::TrialLog>(client_, spec.namespace_name, owner);
+  rt->metrics = prom::MetricSourceFor(spec, clock_);
+  PlannerOptions planner;
+  planner.deadlines_only_shrink = true;
+  rt->controller = std::make_unique<SweepController>(spec, rt->backend.get(), rt->metrics.get(),
+                                                     rt->log.get(), &clock_, planner);
+  if (Status s = rt->controller->Recover(); !s.ok()) return s;
+  Runtime* raw = rt.get();
+  rt->controller->OnEvent([this, raw, key](const Event& e) { RecordEvent(*raw, e); });
+  kube::LogEvent("info", "sweep_loaded",
+                 {{"sweep", key},
+                  {"generation", spec.generation},
+                  {"trials", rt->controller->model().trial_count()}});
+  runtimes_[key] = std::move(rt);
+  return raw;
+}
+
+void SweepReconciler::RecordEvent(Runtime& rt, const Event& e) {
+  const SweepModel& model = rt.controller->model();
+  std::string key = kube::ObjectKey(rt.object);
+  kube::LogEvent("info", "decision", {{"sweep", key}, {"record", e.ToJson()}});
+  if (hooks_.on_event) {
+    auto [ns, name] = SplitKey(key);
+    hooks_.on_event(ns, name, e);
+  }
+  EventNote note = NoteFor(model, e);
+  if (!note.reason.empty()) recorder_.Record(rt.object, note.type, note.reason, note.message);
+}
+
+Status SweepReconciler::WriteStatus(Runtime& rt, const Json& sweep, Json status) {
+  std::string key = kube::ObjectKey(sweep);
+  auto [ns, name] = SplitKey(key);
+  if (hooks_.on_status) hooks_.on_status(ns, name, status);
+  if (status == rt.written_status) return OkStatus();
+  Json patch = status;
+  for (const auto& [field, value] : rt.written_status.items()) {
+    if (!status.contains(field)) patch[field] = nullptr;  // a merge patch removes it so
+  }
+  StatusOr<Json> written =
+      client_.PatchStatus(kube::kBudgetSweeps, ns, name, {{"status", std::move(patch)}});
+  if (!written.ok()) return written.status();
+  rt.written_status = std::move(status);
+  return OkStatus();
+}
+
+Status SweepReconciler::ReportInvalid(const Json& sweep, const std::string& message) {
+  std::string key = kube::ObjectKey(sweep);
+  auto [ns, name] = SplitKey(key);
+  int64_t generation = sweep["metadata"].value("generation", int64_t{0});
+  Json previous = sweep.value("status", Json::object());
+  Json conditions = MergeConditions(previous.value("conditions", Json::array()),
+                                    {Condition{"InvalidSpec", "True", "InvalidSpec", message}},
+                                    clock_.NowUnixSeconds(), generation);
+  if (previous.value("phase", "") == "Failed" &&
+      previous.value("conditions", Json()) == conditions &&
+      previous.value("observedGeneration", int64_t{-1}) == generation) {
+    return OkStatus();
+  }
+  kube::LogEvent("warn", "invalid_spec", {{"sweep", key}, {"message", message}});
+  recorder_.Record(sweep, kube::EventType::kWarning, "InvalidSpec", message);
+  Json status = {
+      {"observedGeneration", generation}, {"phase", "Failed"}, {"conditions", conditions}};
+  StatusOr<Json> written =
+      client_.PatchStatus(kube::kBudgetSweeps, ns, name, {{"status", std::move(status)}});
+  return written.status();
+}
+
+Status SweepReconciler::Cleanup(const std::string& ns, const std::string& name) {
+  StatusOr<std::vector<Json>> pods = PodsOf(ns, name);
+  if (!pods.ok()) return pods.status();
+  for (const Json& pod : *pods) {
+    std::string pod_name = pod["metadata"].value("name", "");
+    std::string phase = pod["status"].value("phase", "");
+    bool ended = phase == "Succeeded" || phase == "Failed";
+    if (!ended && !pod["metadata"].contains("deletionTimestamp")) {
+      Status deleted = client_.Delete(kube::kPods, ns, pod_name);
+      if (!deleted.ok() && !kube::IsNotFound(deleted)) return deleted;
+    }
+    if (Status s = kube::ReleasePod(client_, ns, pod_name); !s.ok()) return s;
+    kube::LogEvent("info", "pod_released", {{"sweep", KeyOf(ns, name)}, {"pod", pod_name}});
+  }
+  return OkStatus();
+}
+
+}  // namespace bsw

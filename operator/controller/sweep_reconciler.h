@@ -1,0 +1,99 @@
+#ifndef BSW_CONTROLLER_SWEEP_RECONCILER_H_
+#define BSW_CONTROLLER_SWEEP_RECONCILER_H_
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "operator/adapters/kube/client.h"
+#include "operator/adapters/kube/events.h"
+#include "operator/adapters/kube/informer.h"
+#include "operator/adapters/kube/pod_backend.h"
+#include "operator/adapters/kube/trial_log.h"
+#include "operator/adapters/kube/workqueue.h"
+#include "operator/controller/sweep_controller.h"
+#include "operator/ports/clock.h"
+#include "operator/ports/metric_source.h"
+
+namespace bsw {
+
+struct ReconcilerOptions {
+  std::string ns;               // the namespace to serve; empty: all
+  double resync_seconds = 0.5;  // how often a running sweep is passed without a watch event
+  int metrics_port = 9400;      // the trainer's port in trial pods
+  std::string checkpoint_dir = "/checkpoints";
+};
+
+// What the reconciler did, for the operator's own metrics and logs. Any member may be empty;
+// called on the worker thread.
+struct ReconcilerHooks {
+  // After each reconcile of a sweep that exists: its status as written (or unchanged).
+  std::function<void(const std::string& ns, const std::string& sweep, const nlohmann::json&)>
+      on_status;
+  std::function<void(const std::string& ns, const std::string& sweep)> on_sweep_gone;
+  // Each journaled decision of a sweep.
+  std::function<void(const std::string& ns, const std::string& sweep, const Event&)> on_event;
+  std::function<void(double seconds, size_t queue_depth)> on_reconciled;
+};
+
+// The BudgetSweep controller on Kubernetes: informers on BudgetSweeps and on trial pods feed a
+// work queue of sweep keys; one worker reconciles a key at a time. Reconcile is level-triggered
+// (DESIGN.md, "Data flow"): each pass rebuilds what it needs from the API, so any replica that
+// becomes leader, or a restarted one, carries on where the last one stopped.
+//
+// Per sweep: parse and validate the spec (what the CRD's schema and CEL cannot check becomes
+// condition InvalidSpec); keep its decisions in BudgetSweepTrial objects (kube::TrialLog); run
+// its trials as pods (kube::PodBackend, budget enforced by activeDeadlineSeconds, so deadlines
+// only ever shrink); read metrics by scraping the pods (or from Prometheus when
+// spec.metrics.prometheus.url is set); write status through /status when it changed; record
+// Kubernetes Events for starts, promotions, stops and the end. A deleted sweep's pods are
+// deleted and released, so none is orphaned.
+class SweepReconciler {
+ public:
+  SweepReconciler(kube::Client& client, const Clock& clock, ReconcilerOptions options,
+                  ReconcilerHooks hooks = {});
+  ~SweepReconciler();  // Stops.
+  SweepReconciler(const SweepReconciler&) = delete;
+  SweepReconciler& operator=(const SweepReconciler&) = delete;
+
+  // Starts the informers and waits up to `sync_timeout_seconds` for their first lists.
+  // Unavailable when they did not sync in time.
+  [[nodiscard]] Status Start(double sync_timeout_seconds = 60);
+  // Processes keys until Stop. REQUIRES: Start succeeded.
+  void Run();
+  // Ends Run (after the key in hand) and stops the informers.
+  void Stop();
+  bool Synced() const;
+  size_t QueueDepth() const { return queue_.Len(); }
+
+  // One reconcile of "namespace/name" (exposed for tests); requeues itself while the sweep runs.
+  [[nodiscard]] Status Reconcile(const std::string& key);
+
+ private:
+  struct Runtime;
+
+  Status Cleanup(const std::string& ns, const std::string& name);
+  Status ReportInvalid(const nlohmann::json& sweep, const std::string& message);
+  StatusOr<Runtime*> RuntimeFor(const nlohmann::json& sweep, const SweepSpec& spec);
+  Status WriteStatus(Runtime& runtime, const nlohmann::json& sweep, nlohmann::json status);
+  void RecordEvent(Runtime& runtime, const Event& event);
+  StatusOr<std::vector<nlohmann::json>> PodsOf(const std::string& ns,
+                                               const std::string& sweep) const;
+
+  kube::Client& client_;
+  const Clock& clock_;
+  const ReconcilerOptions options_;
+  const ReconcilerHooks hooks_;
+  kube::WorkQueue queue_;
+  kube::EventRecorder recorder_;
+  std::unique_ptr<kube::Informer> sweeps_;
+  std::unique_ptr<kube::Informer> pods_;
+  std::map<std::string, std::unique_ptr<Runtime>> runtimes_;  // by key
+  std::atomic<bool> stopped_{false};
+};
+
+}  // namespace bsw
+
+#endif  // BSW_CONTROLLER_SWEEP_RECONCILER_H_

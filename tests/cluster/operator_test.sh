@@ -1,0 +1,376 @@
+#!/usr/bin/env bash
+# `budgetsweep operator` on the real test cluster (kube-apiserver, etcd, kube-scheduler) with the
+# node agent running trial pods as local processes (the curve-trainer fixture):
+#   1. invalid sweeps: rejected by `kubectl apply` with the field named (schema/CEL), or, for
+#      what CEL cannot express, condition InvalidSpec; the operator keeps serving other sweeps;
+#   2. apply -> the sweep ends; budget used <= budget; no trial pod left; status, conditions,
+#      BudgetSweepTrial records and events correct; the charge agrees with what really ran;
+#   3. SIGKILL the operator at random moments (>= 10 times) during one sweep, restarting it each
+#      time: no trial segment started twice, no orphan pod, charge within the overspend bound;
+#   4. the kube-apiserver restarted mid-sweep: the sweep completes;
+#   5. the operator down while trials run: activeDeadlineSeconds stops them within their
+#      reserved shares, so what ran stays within the budget without the operator;
+#   6. two replicas with --leader-elect: one acts; SIGKILL the leader, the other takes over.
+#
+#   eval "$(BSW_CLUSTER_DIR=build/test-cluster tests/cluster/up.sh | tail -1)"
+#   BUDGETSWEEP=... NODE_AGENT=... CURVE=... BSW_CLUSTER_DIR=build/test-cluster \
+#     tests/cluster/operator_test.sh
+# ctest runs it under the cluster fixture (label cluster). Without KUBECONFIG it skips (exit 77).
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+
+if [ -z "${KUBECONFIG:-}" ]; then
+  echo "SKIP: KUBECONFIG is not set"
+  exit 77
+fi
+: "${BUDGETSWEEP:?path to budgetsweep}" "${NODE_AGENT:?path to bsw-node-agent}"
+: "${CURVE:?path to the curve-trainer fixture}" "${BSW_CLUSTER_DIR:?the test cluster state dir}"
+
+RUN_ID=$(printf '%04x%04x' $RANDOM $RANDOM)
+NS=bsw-op-$RUN_ID
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/bsw-operator.XXXXXX")
+AGENT_DIR=$WORK/agent
+OPERATOR_PID=""
+OPERATOR_PIDS=()
+AGENT_PID=""
+failures=0
+
+k() { kubectl --cache-dir="$WORK/kube-cache" --request-timeout=30s "$@"; }
+pass() { printf 'ok   %s\n' "$*"; }
+fail() { printf 'FAIL %s\n' "$*"; failures=$((failures + 1)); }
+say() { printf '--   %s\n' "$*"; }
+
+cleanup() {
+  set +e
+  for pid in "${OPERATOR_PIDS[@]}" $OPERATOR_PID; do kill -KILL "$pid" 2>/dev/null; done
+  k delete namespace "$NS" --wait=false >/dev/null 2>&1
+  # Nothing of ours may keep a namespace alive: release our finalizers on whatever is left.
+  for pod in $(k -n "$NS" get pods -o name 2>/dev/null); do
+    k -n "$NS" patch "$pod" --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1
+  done
+  [ -n "$AGENT_PID" ] && kill -TERM "$AGENT_PID" 2>/dev/null && wait "$AGENT_PID" 2>/dev/null
+  if [ "$failures" -gt 0 ]; then
+    echo "---- operator logs (last 40 lines each) ----"
+    for f in "$WORK"/operator-*.log; do echo "== $f"; tail -40 "$f"; done
+  fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# ---- setup: CRDs, namespace, a node agent with GPU nodes of our own -----------------------------
+k apply -f "$ROOT/crds/" >/dev/null
+k wait --for=condition=Established --timeout=60s \
+  crd/budgetsweeps.budgetsweep.dev crd/budgetsweeptrials.budgetsweep.dev >/dev/null
+k create namespace "$NS" >/dev/null
+"$NODE_AGENT" --nodes 2 --gpus-per-node 4 --node-prefix "op-$RUN_ID" \
+  --node-label "budgetsweep.dev/test=$RUN_ID" --address-base "127.$((RANDOM % 200 + 20)).0.10" \
+  --work-dir "$AGENT_DIR" 2>"$WORK/agent.log" &
+AGENT_PID=$!
+for _ in $(seq 1 100); do
+  [ "$(k get nodes -l "budgetsweep.dev/test=$RUN_ID" -o name 2>/dev/null | wc -l)" -eq 2 ] && break
+  sleep 0.2
+done
+
+# start_operator NAME [EXTRA FLAGS...]: runs an operator in the background, logs to operator-NAME.
+start_operator() {
+  local name=$1
+  shift
+  "$BUDGETSWEEP" operator --namespace "$NS" --metrics-addr 127.0.0.1:0 --health-addr 127.0.0.1:0 \
+    --resync-interval 0.3 "$@" 2>>"$WORK/operator-$name.log" &
+  OPERATOR_PID=$!
+}
+stop_operator() {
+  [ -n "$OPERATOR_PID" ] || return 0
+  kill -"${1:-TERM}" "$OPERATOR_PID" 2>/dev/null || true
+  wait "$OPERATOR_PID" 2>/dev/null || true
+  OPERATOR_PID=""
+}
+
+# sweep NAME EXTRA_SPEC [SECONDS_PER_EPOCH]: a curve-trainer sweep on our nodes, one GPU a trial.
+sweep() {
+  local name=$1 extra=$2 spe=${3:-0.3}
+  cat <<YAML
+apiVersion: budgetsweep.dev/v1alpha1
+kind: BudgetSweep
+metadata: {name: $name, namespace: $NS}
+spec:
+  objective: {metric: validation_accuracy, goal: maximize}
+  resource: {unit: epochs, min: 1, max: 9, reductionFactor: 3}
+$extra
+  searchSpace:
+    lr: {type: logUniform, min: 1.0e-4, max: 1.0e-1}
+    weight-decay: {type: logUniform, min: 1.0e-4, max: 1.0e-1}
+  trial:
+    gpus: 1
+    maxRetries: 1
+    template:
+      spec:
+        terminationGracePeriodSeconds: 2
+        nodeSelector: {budgetsweep.dev/test: "$RUN_ID"}
+        containers:
+          - name: trainer
+            image: curve-trainer
+            command: ["$CURVE"]
+            args: ["--seconds-per-epoch=$spe"]
+YAML
+}
+
+field() { k -n "$NS" get bsw "$1" -o "jsonpath={$2}" 2>/dev/null; }
+
+# wait_ended NAME SECONDS: waits for a terminal phase; prints it.
+wait_ended() {
+  local name=$1 limit=$2 phase=""
+  for _ in $(seq 1 $((limit * 2))); do
+    phase=$(field "$name" .status.phase)
+    case $phase in Completed | BudgetExhausted | Failed) break ;; esac
+    sleep 0.5
+  done
+  echo "$phase"
+}
+
+# wait_no_pods NAME SECONDS: true once the sweep has no pod left at all.
+wait_no_pods() {
+  for _ in $(seq 1 $(($2 * 2))); do
+    [ -z "$(k -n "$NS" get pods -l "budgetsweep.dev/sweep=$1" -o name 2>/dev/null)" ] && return 0
+    sleep 0.5
+  done
+  return 1
+}
+
+# What really ran, from the node agent's own records: device-seconds per pod of sweep NAME, and
+# how many times each pod name was started (distinct uids). Prints "seconds max_starts pods".
+agent_truth() {
+  python3 - "$AGENT_DIR" "$NS" "$1" <<'PY'
+import json, os, sys, collections
+root, ns, sweep = sys.argv[1:4]
+seconds, starts = 0.0, collections.Counter()
+pods = os.path.join(root, "pods")
+for uid in os.listdir(pods) if os.path.isdir(pods) else []:
+    try:
+        rec = json.load(open(os.path.join(pods, uid, "record.json")))
+    except (OSError, ValueError):
+        continue
+    key = rec.get("key", "")  # namespace/pod, the pod being <sweep>-tNNNN-s<segment>
+    if not key.startswith(f"{ns}/{sweep}-t"):
+        continue
+    starts[key] += 1
+    try:
+        ended = json.load(open(os.path.join(pods, uid, "exit"))).get("finishedAt")
+    except (OSError, ValueError):
+        ended = None
+    if rec.get("startedAt") and ended:
+        seconds += max(0.0, ended - rec["startedAt"])
+print(f"{seconds:.1f} {max(starts.values(), default=0)} {len(starts)}")
+PY
+}
+
+# ---- 1. invalid sweeps --------------------------------------------------------------------------
+start_operator main
+bad=$(sweep bad-range "  budget: {gpuHours: 0.05}" | sed 's/min: 1, max: 9/min: 9, max: 1/')
+if out=$(echo "$bad" | k apply -f - 2>&1); then
+  fail "a sweep with resource.min > resource.max was accepted"
+else
+  echo "$out" | grep -q "spec.resource" && pass "kubectl apply rejects min > max, naming spec.resource" \
+    || fail "min > max rejected without naming spec.resource: $out"
+fi
+# `values` entries must be scalars: the schema cannot say so (see crd_test.sh), the operator does.
+sweep not-scalar "  budget: {gpuHours: 0.05}" |
+  sed 's/    weight-decay: .*/    batch-size: {type: choice, values: [64, {a: 1}]}/' | k apply -f - >/dev/null
+cond=""
+for _ in $(seq 1 60); do
+  cond=$(field not-scalar '.status.conditions[?(@.type=="InvalidSpec")].status')
+  [ "$cond" = True ] && break
+  sleep 0.5
+done
+msg=$(field not-scalar '.status.conditions[?(@.type=="InvalidSpec")].message')
+if [ "$cond" = True ] && [[ $msg == *searchSpace.batch-size* ]]; then
+  pass "InvalidSpec=True naming the field: $msg"
+else
+  fail "no InvalidSpec condition naming searchSpace.batch-size (status=$cond message=$msg)"
+fi
+[ "$(field not-scalar .status.observedGeneration)" = "$(k -n "$NS" get bsw not-scalar -o jsonpath='{.metadata.generation}')" ] &&
+  pass "InvalidSpec status carries observedGeneration" || fail "InvalidSpec status lacks observedGeneration"
+k -n "$NS" get events --field-selector reason=InvalidSpec -o name | grep -q . &&
+  pass "a Warning event InvalidSpec was recorded" || fail "no InvalidSpec event"
+
+# ---- 2. a sweep runs to its end -----------------------------------------------------------------
+sweep basic "  budget: {gpuHours: 0.02}
+  scheduler: {algorithm: asha, mode: stop, seed: 3}
+  parallelism: 3
+  maxTrials: 9" | k apply -f - >/dev/null
+phase=$(wait_ended basic 180)
+kill -0 "$OPERATOR_PID" 2>/dev/null && pass "the operator survived the invalid sweep" ||
+  fail "the operator died"
+case $phase in
+  Completed | BudgetExhausted) pass "sweep basic ended: $phase" ;;
+  *) fail "sweep basic did not end within 180 s (phase '$phase')" ;;
+esac
+used=$(field basic .status.budget.used)
+python3 -c "import sys; sys.exit(0 if float('$used') <= 0.02 else 1)" &&
+  pass "budget used $used <= 0.02 GPU-h" || fail "budget used $used > 0.02 GPU-h"
+wait_no_pods basic 30 && pass "no trial pod left (released and deleted)" ||
+  fail "trial pods left: $(k -n "$NS" get pods -l budgetsweep.dev/sweep=basic -o name | tr '\n' ' ')"
+created=$(field basic .status.trials.created)
+records=$(k -n "$NS" get bswt -l budgetsweep.dev/sweep=basic -o name | wc -l)
+[ "$created" -ge 1 ] && [ "$records" -eq "$created" ] &&
+  pass "$records BudgetSweepTrial records for $created trials" ||
+  fail "BudgetSweepTrial records $records != trials created $created"
+gen=$(k -n "$NS" get bsw basic -o jsonpath='{.metadata.generation}')
+conds=$(k -n "$NS" get bsw basic -o json | python3 -c '
+import json, sys
+s = json.load(sys.stdin)["status"]
+print(" ".join(f"{c[\"type\"]}={c[\"status\"]}@{c.get(\"observedGeneration\")}" for c in s["conditions"]))')
+[[ $conds == *"@$gen"* ]] && [[ $conds != *"@None"* ]] &&
+  pass "conditions carry observedGeneration $gen: $conds" || fail "conditions: $conds"
+reasons=$(k -n "$NS" get events --field-selector "involvedObject.name=basic" \
+  -o jsonpath='{range .items[*]}{.reason}{"\n"}{end}' | sort -u | tr '\n' ' ')
+[[ $reasons == *TrialStarted* ]] && [[ $reasons == *TrialStopped* || $reasons == *TrialPromoted* ]] &&
+  [[ $reasons == *SweepCompleted* || $reasons == *BudgetExhausted* ]] &&
+  pass "events: $reasons" || fail "events missing (got: $reasons)"
+read -r ran max_starts npods <<<"$(agent_truth basic)"
+python3 - "$ran" "$used" <<'PY' && pass "charge $used GPU-h matches what ran ($ran device-s)" ||
+import sys
+ran, used = float(sys.argv[1]), float(sys.argv[2]) * 3600
+# API times have one-second resolution: at most a second per pod either way.
+sys.exit(0 if abs(ran - used) <= 2 + 0.05 * ran else 1)
+PY
+  fail "charge $used GPU-h does not match what ran ($ran device-s)"
+[ "$max_starts" -le 1 ] && pass "$npods pods, each started once" || fail "a pod was started $max_starts times"
+
+# ---- 3. SIGKILL the operator at random moments --------------------------------------------------
+sweep crashy "  budget: {gpuHours: 0.03}
+  scheduler: {algorithm: asha, mode: stop, seed: 11}
+  parallelism: 4
+  maxTrials: 16" 0.4 | k apply -f - >/dev/null
+kills=0
+for i in $(seq 1 40); do
+  sleep "0.$((RANDOM % 9 + 1))$((RANDOM % 10))"
+  stop_operator KILL
+  kills=$((kills + 1))
+  start_operator "crash"
+  [ "$kills" -ge 12 ] && break
+done
+phase=$(wait_ended crashy 240)
+[ "$kills" -ge 10 ] && pass "operator SIGKILLed $kills times" || fail "only $kills kills"
+case $phase in
+  Completed | BudgetExhausted) pass "sweep crashy ended after the kills: $phase" ;;
+  *) fail "sweep crashy did not end (phase '$phase')" ;;
+esac
+wait_no_pods crashy 30 && pass "no orphan pod after the kills" ||
+  fail "pods left: $(k -n "$NS" get pods -l budgetsweep.dev/sweep=crashy -o name | tr '\n' ' ')"
+read -r ran max_starts npods <<<"$(agent_truth crashy)"
+[ "$max_starts" -le 1 ] && pass "no duplicate: $npods pods, each started once" ||
+  fail "a trial pod was started $max_starts times"
+dups=$(k -n "$NS" get bswt -l budgetsweep.dev/sweep=crashy -o json | python3 -c '
+import json, sys, collections
+n = 0
+for item in json.load(sys.stdin)["items"]:
+    c = collections.Counter(e["segment"] for e in item["status"]["events"] if e["event"] == "SegmentLaunched")
+    n += sum(v - 1 for v in c.values())
+print(n)')
+[ "$dups" -eq 0 ] && pass "no segment launched twice in the records" || fail "$dups duplicate launches"
+used=$(field crashy .status.budget.used)
+# DESIGN.md overspend bound: (grace period + one resync) x running GPUs, here (2 + 0.3) s x 4.
+python3 - "$ran" "$used" <<'PY' && pass "charge within the bound (used $used GPU-h, ran $ran device-s)" ||
+import sys
+ran, used = float(sys.argv[1]), float(sys.argv[2])
+bound = 0.03 * 3600 + (2 + 0.3) * 4
+sys.exit(0 if ran <= bound + 4 and used * 3600 <= bound and abs(ran - used * 3600) <= 4 + 0.05 * ran else 1)
+PY
+  fail "charge out of bounds: used $used GPU-h, ran $ran device-s"
+
+# ---- 4. kube-apiserver restarted mid-sweep ------------------------------------------------------
+sweep restart "  budget: {gpuHours: 0.02}
+  scheduler: {algorithm: asha, mode: stop, seed: 5}
+  parallelism: 3
+  maxTrials: 6" 0.5 | k apply -f - >/dev/null
+sleep 4
+(
+  # shellcheck source=lib.sh
+  . "$HERE/lib.sh"
+  stop_comp kube-apiserver
+)
+sleep 3
+"$HERE/up.sh" >/dev/null 2>"$WORK/up.log" || fail "up.sh could not restart the apiserver"
+phase=$(wait_ended restart 240)
+case $phase in
+  Completed | BudgetExhausted) pass "sweep restart ended after an apiserver restart: $phase" ;;
+  *) fail "sweep restart did not end after the apiserver restart (phase '$phase')" ;;
+esac
+wait_no_pods restart 30 && pass "no pod left after the apiserver restart" || fail "pods left (restart)"
+
+# ---- 5. the operator down while trials run ------------------------------------------------------
+# Each trial would need 9 x 3 s; the first trials get an equal share of the budget (0.01 GPU-h /
+# 3 = 12 s each), so only activeDeadlineSeconds can stop them while the operator is away.
+sweep unattended "  budget: {gpuHours: 0.01}
+  scheduler: {algorithm: asha, mode: stop, seed: 9}
+  parallelism: 3
+  maxTrials: 3" 3 | k apply -f - >/dev/null
+for _ in $(seq 1 60); do
+  [ "$(k -n "$NS" get pods -l budgetsweep.dev/sweep=unattended -o name | wc -l)" -ge 3 ] && break
+  sleep 0.5
+done
+stop_operator KILL
+say "operator killed; waiting for the pods to end on their own"
+ended=0
+for _ in $(seq 1 120); do
+  phases=$(k -n "$NS" get pods -l budgetsweep.dev/sweep=unattended -o jsonpath='{.items[*].status.phase}')
+  if [ -n "$phases" ] && ! [[ $phases =~ Running|Pending ]]; then ended=1; break; fi
+  sleep 0.5
+done
+[ "$ended" -eq 1 ] && pass "pods ended without the operator: $phases" || fail "pods still running: $phases"
+reasons=$(k -n "$NS" get pods -l budgetsweep.dev/sweep=unattended -o jsonpath='{.items[*].status.reason}')
+[[ $reasons == *DeadlineExceeded* ]] && pass "stopped by activeDeadlineSeconds ($reasons)" ||
+  fail "pods were not stopped by their deadline (reasons: $reasons)"
+read -r ran _ _ <<<"$(agent_truth unattended)"
+python3 -c "import sys; sys.exit(0 if $ran <= 0.01 * 3600 + 2 * 3 + 3 else 1)" &&
+  pass "what ran without the operator ($ran device-s) is within the budget (36 s + grace)" ||
+  fail "ran $ran device-s without the operator, over the budget"
+start_operator main
+phase=$(wait_ended unattended 60)
+[[ $phase == BudgetExhausted || $phase == Completed ]] && pass "the operator came back and closed it: $phase" ||
+  fail "sweep unattended phase '$phase' after the operator came back"
+wait_no_pods unattended 30 && pass "the finished pods were released" || fail "pods left (unattended)"
+stop_operator TERM
+
+# ---- 6. two replicas, leader election -----------------------------------------------------------
+sweep elected "  budget: {gpuHours: 0.02}
+  scheduler: {algorithm: asha, mode: stop, seed: 13}
+  parallelism: 3
+  maxTrials: 9" 0.5 | k apply -f - >/dev/null
+start_operator a --leader-elect --lease-name "op-$RUN_ID"
+pid_a=$OPERATOR_PID
+OPERATOR_PIDS+=("$pid_a")
+sleep 1
+start_operator b --leader-elect --lease-name "op-$RUN_ID"
+pid_b=$OPERATOR_PID
+OPERATOR_PIDS+=("$pid_b")
+sleep 5
+started_a=$(grep -c '"event":"operator_started"' "$WORK/operator-a.log" || true)
+started_b=$(grep -c '"event":"operator_started"' "$WORK/operator-b.log" || true)
+[ "$started_a" -eq 1 ] && [ "$started_b" -eq 0 ] && pass "only the leader (a) acts" ||
+  fail "leaders: a=$started_a b=$started_b"
+kill -KILL "$pid_a"
+t0=$(date +%s)
+took=""
+for _ in $(seq 1 90); do
+  if grep -q '"event":"operator_started"' "$WORK/operator-b.log"; then took=$(($(date +%s) - t0)); break; fi
+  sleep 0.5
+done
+[ -n "$took" ] && [ "$took" -le 35 ] && pass "replica b took over ${took} s after the leader was killed" ||
+  fail "replica b did not take over within 35 s"
+OPERATOR_PID=$pid_b
+phase=$(wait_ended elected 180)
+case $phase in
+  Completed | BudgetExhausted) pass "sweep elected ended under the new leader: $phase" ;;
+  *) fail "sweep elected did not end (phase '$phase')" ;;
+esac
+stop_operator TERM
+
+echo
+if [ "$failures" -gt 0 ]; then
+  echo "FAILED: $failures check(s)"
+  exit 1
+fi
+echo "PASSED"

@@ -1,6 +1,7 @@
 #include "operator/controller/sweep_reconciler.h"
 
 #include <chrono>
+#include <exception>
 #include <utility>
 
 #include "operator/adapters/kube/errors.h"
@@ -133,7 +134,14 @@ bool SweepReconciler::Synced() const {
 void SweepReconciler::Run() {
   while (std::optional<std::string> key = queue_.Get()) {
     auto started = std::chrono::steady_clock::now();
-    Status s = Reconcile(*key);
+    Status s = OkStatus();
+    try {
+      s = Reconcile(*key);
+    } catch (const std::exception& e) {
+      // An object shaped in a way nothing above expected: this sweep waits and is retried; the
+      // operator keeps serving the others.
+      s = InternalError(std::string("unexpected object shape: ") + e.what());
+    }
     if (s.ok()) {
       queue_.Forget(*key);
     } else {
@@ -210,7 +218,7 @@ Status SweepReconciler::Reconcile(const std::string& key) {
 StatusOr<SweepReconciler::Runtime*> SweepReconciler::RuntimeFor(const Json& sweep,
                                                                 const SweepSpec& spec) {
   std::string key = kube::ObjectKey(sweep);
-  std::string uid = sweep["metadata"].value("uid", "");
+  std::string uid = sweep.value("/metadata/uid"_json_pointer, "");
   auto it = runtimes_.find(key);
   if (it != runtimes_.end() && it->second->uid == uid &&
       it->second->generation == spec.generation) {
@@ -289,7 +297,7 @@ Status SweepReconciler::WriteStatus(Runtime& rt, const Json& sweep, Json status)
 Status SweepReconciler::ReportInvalid(const Json& sweep, const std::string& message) {
   std::string key = kube::ObjectKey(sweep);
   auto [ns, name] = SplitKey(key);
-  int64_t generation = sweep["metadata"].value("generation", int64_t{0});
+  int64_t generation = sweep.value("/metadata/generation"_json_pointer, int64_t{0});
   Json previous = sweep.value("status", Json::object());
   Json conditions = MergeConditions(previous.value("conditions", Json::array()),
                                     {Condition{"InvalidSpec", "True", "InvalidSpec", message}},
@@ -312,8 +320,8 @@ Status SweepReconciler::Cleanup(const std::string& ns, const std::string& name) 
   StatusOr<std::vector<Json>> pods = PodsOf(ns, name);
   if (!pods.ok()) return pods.status();
   for (const Json& pod : *pods) {
-    std::string pod_name = pod["metadata"].value("name", "");
-    std::string phase = pod["status"].value("phase", "");
+    std::string pod_name = pod.value("/metadata/name"_json_pointer, "");
+    std::string phase = pod.value("/status/phase"_json_pointer, "");
     bool ended = phase == "Succeeded" || phase == "Failed";
     if (!ended && !pod["metadata"].contains("deletionTimestamp")) {
       Status deleted = client_.Delete(kube::kPods, ns, pod_name);

@@ -39,7 +39,7 @@ failures=0
 k() { kubectl --cache-dir="$WORK/kube-cache" --request-timeout=30s "$@"; }
 pass() { printf 'ok   %s\n' "$*"; }
 fail() { printf 'FAIL %s\n' "$*"; failures=$((failures + 1)); }
-say() { printf '--   %s\n' "$*"; }
+say() { printf -- '--   %s\n' "$*"; }
 
 cleanup() {
   set +e
@@ -77,7 +77,7 @@ start_operator() {
   local name=$1
   shift
   "$BUDGETSWEEP" operator --namespace "$NS" --metrics-addr 127.0.0.1:0 --health-addr 127.0.0.1:0 \
-    --resync-interval 0.3 "$@" 2>>"$WORK/operator-$name.log" &
+    --resync-interval 0.3 --checkpoint-dir "$WORK/checkpoints" "$@" 2>>"$WORK/operator-$name.log" &
   OPERATOR_PID=$!
 }
 stop_operator() {
@@ -124,6 +124,7 @@ wait_ended() {
   for _ in $(seq 1 $((limit * 2))); do
     phase=$(field "$name" .status.phase)
     case $phase in Completed | BudgetExhausted | Failed) break ;; esac
+    kill -0 "$OPERATOR_PID" 2>/dev/null || { echo "operator-died"; return; }
     sleep 0.5
   done
   echo "$phase"
@@ -138,31 +139,42 @@ wait_no_pods() {
   return 1
 }
 
-# What really ran, from the node agent's own records: device-seconds per pod of sweep NAME, and
-# how many times each pod name was started (distinct uids). Prints "seconds max_starts pods".
+# What really ran, from the node agent's log: each pod it forgot (deleted, process ended) with its
+# container's start and finish. Prints "device_seconds max_starts pods" for sweep NAME: the
+# seconds its pods ran (one GPU each) and how often a pod name was started (distinct uids).
 agent_truth() {
-  python3 - "$AGENT_DIR" "$NS" "$1" <<'PY'
-import json, os, sys, collections
-root, ns, sweep = sys.argv[1:4]
-seconds, starts = 0.0, collections.Counter()
-pods = os.path.join(root, "pods")
-for uid in os.listdir(pods) if os.path.isdir(pods) else []:
+  sleep 1  # the agent forgets a pod just after the API has let go of it
+  python3 - "$WORK/agent.log" "$NS" "$1" <<'PY'
+import json, sys, collections
+log, ns, sweep = sys.argv[1:4]
+seconds, uids = 0.0, collections.defaultdict(set)
+for line in open(log):
     try:
-        rec = json.load(open(os.path.join(pods, uid, "record.json")))
-    except (OSError, ValueError):
+        e = json.loads(line)
+    except ValueError:
         continue
-    key = rec.get("key", "")  # namespace/pod, the pod being <sweep>-tNNNN-s<segment>
-    if not key.startswith(f"{ns}/{sweep}-t"):
+    if e.get("event") != "pod_forgotten" or not e.get("pod", "").startswith(f"{ns}/{sweep}-t"):
         continue
-    starts[key] += 1
-    try:
-        ended = json.load(open(os.path.join(pods, uid, "exit"))).get("finishedAt")
-    except (OSError, ValueError):
-        ended = None
-    if rec.get("startedAt") and ended:
-        seconds += max(0.0, ended - rec["startedAt"])
-print(f"{seconds:.1f} {max(starts.values(), default=0)} {len(starts)}")
+    uids[e["pod"]].add(e["uid"])
+    if e.get("startedAt") and e.get("finishedAt"):
+        seconds += max(0.0, e["finishedAt"] - e["startedAt"])
+print(f"{seconds:.1f} {max((len(u) for u in uids.values()), default=0)} {len(uids)}")
 PY
+}
+
+# Device-seconds the pods of sweep NAME that still exist have run, from their container states.
+pods_ran() {
+  k -n "$NS" get pods -l "budgetsweep.dev/sweep=$1" -o json | python3 -c '
+import json, sys
+from datetime import datetime
+t = lambda s: datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
+total = 0.0
+for pod in json.load(sys.stdin)["items"]:
+    for c in pod.get("status", {}).get("containerStatuses", []):
+        term = c.get("state", {}).get("terminated")
+        if term and term.get("startedAt") and term.get("finishedAt"):
+            total += t(term["finishedAt"]) - t(term["startedAt"])
+print(f"{total:.1f}")'
 }
 
 # ---- 1. invalid sweeps --------------------------------------------------------------------------
@@ -207,11 +219,13 @@ case $phase in
   *) fail "sweep basic did not end within 180 s (phase '$phase')" ;;
 esac
 used=$(field basic .status.budget.used)
+used=${used:-nan}
 python3 -c "import sys; sys.exit(0 if float('$used') <= 0.02 else 1)" &&
   pass "budget used $used <= 0.02 GPU-h" || fail "budget used $used > 0.02 GPU-h"
 wait_no_pods basic 30 && pass "no trial pod left (released and deleted)" ||
   fail "trial pods left: $(k -n "$NS" get pods -l budgetsweep.dev/sweep=basic -o name | tr '\n' ' ')"
 created=$(field basic .status.trials.created)
+created=${created:-0}
 records=$(k -n "$NS" get bswt -l budgetsweep.dev/sweep=basic -o name | wc -l)
 [ "$created" -ge 1 ] && [ "$records" -eq "$created" ] &&
   pass "$records BudgetSweepTrial records for $created trials" ||
@@ -219,8 +233,8 @@ records=$(k -n "$NS" get bswt -l budgetsweep.dev/sweep=basic -o name | wc -l)
 gen=$(k -n "$NS" get bsw basic -o jsonpath='{.metadata.generation}')
 conds=$(k -n "$NS" get bsw basic -o json | python3 -c '
 import json, sys
-s = json.load(sys.stdin)["status"]
-print(" ".join(f"{c[\"type\"]}={c[\"status\"]}@{c.get(\"observedGeneration\")}" for c in s["conditions"]))')
+s = json.load(sys.stdin).get("status", {})
+print(" ".join("%s=%s@%s" % (c["type"], c["status"], c.get("observedGeneration")) for c in s.get("conditions", [])))')
 [[ $conds == *"@$gen"* ]] && [[ $conds != *"@None"* ]] &&
   pass "conditions carry observedGeneration $gen: $conds" || fail "conditions: $conds"
 reasons=$(k -n "$NS" get events --field-selector "involvedObject.name=basic" \
@@ -229,11 +243,11 @@ reasons=$(k -n "$NS" get events --field-selector "involvedObject.name=basic" \
   [[ $reasons == *SweepCompleted* || $reasons == *BudgetExhausted* ]] &&
   pass "events: $reasons" || fail "events missing (got: $reasons)"
 read -r ran max_starts npods <<<"$(agent_truth basic)"
-python3 - "$ran" "$used" <<'PY' && pass "charge $used GPU-h matches what ran ($ran device-s)" ||
+python3 - "$ran" "$used" "$npods" <<'PY' && pass "charge $used GPU-h matches what ran ($ran device-s, $npods pods)" ||
 import sys
-ran, used = float(sys.argv[1]), float(sys.argv[2]) * 3600
-# API times have one-second resolution: at most a second per pod either way.
-sys.exit(0 if abs(ran - used) <= 2 + 0.05 * ran else 1)
+ran, used, pods = float(sys.argv[1]), float(sys.argv[2]) * 3600, int(sys.argv[3])
+# Status rounds to 0.001 GPU-h (3.6 s); API times have one-second resolution, per pod.
+sys.exit(0 if pods > 0 and abs(ran - used) <= 3.6 + pods else 1)
 PY
   fail "charge $used GPU-h does not match what ran ($ran device-s)"
 [ "$max_starts" -le 1 ] && pass "$npods pods, each started once" || fail "a pod was started $max_starts times"
@@ -271,12 +285,14 @@ for item in json.load(sys.stdin)["items"]:
 print(n)')
 [ "$dups" -eq 0 ] && pass "no segment launched twice in the records" || fail "$dups duplicate launches"
 used=$(field crashy .status.budget.used)
+used=${used:-nan}
 # DESIGN.md overspend bound: (grace period + one resync) x running GPUs, here (2 + 0.3) s x 4.
-python3 - "$ran" "$used" <<'PY' && pass "charge within the bound (used $used GPU-h, ran $ran device-s)" ||
+python3 - "$ran" "$used" "$npods" <<'PY' && pass "charge within the bound (used $used GPU-h, ran $ran device-s, $npods pods)" ||
 import sys
-ran, used = float(sys.argv[1]), float(sys.argv[2])
+ran, used, pods = float(sys.argv[1]), float(sys.argv[2]) * 3600, int(sys.argv[3])
 bound = 0.03 * 3600 + (2 + 0.3) * 4
-sys.exit(0 if ran <= bound + 4 and used * 3600 <= bound and abs(ran - used * 3600) <= 4 + 0.05 * ran else 1)
+# Nothing lost across the kills: what is charged is what ran (rounding as above).
+sys.exit(0 if pods > 0 and ran <= bound and used <= bound and abs(ran - used) <= 3.6 + pods else 1)
 PY
   fail "charge out of bounds: used $used GPU-h, ran $ran device-s"
 
@@ -323,7 +339,7 @@ done
 reasons=$(k -n "$NS" get pods -l budgetsweep.dev/sweep=unattended -o jsonpath='{.items[*].status.reason}')
 [[ $reasons == *DeadlineExceeded* ]] && pass "stopped by activeDeadlineSeconds ($reasons)" ||
   fail "pods were not stopped by their deadline (reasons: $reasons)"
-read -r ran _ _ <<<"$(agent_truth unattended)"
+ran=$(pods_ran unattended)
 python3 -c "import sys; sys.exit(0 if $ran <= 0.01 * 3600 + 2 * 3 + 3 else 1)" &&
   pass "what ran without the operator ($ran device-s) is within the budget (36 s + grace)" ||
   fail "ran $ran device-s without the operator, over the budget"

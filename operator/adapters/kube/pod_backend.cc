@@ -368,8 +368,8 @@ Status PodBackend::Stop(const std::string& trial, int segment) {
   }
   DeleteOptions options;
   options.grace_period_seconds =
-      (*pod)["spec"].value("terminationGracePeriodSeconds", static_cast<int64_t>(30));
-  options.precondition_uid = (*pod)["metadata"].value("uid", "");
+      (*pod).value("/spec/terminationGracePeriodSeconds"_json_pointer, static_cast<int64_t>(30));
+  options.precondition_uid = (*pod).value("/metadata/uid"_json_pointer, "");
   Status deleted = options_.client->Delete(kPods, options_.ns, name, options);
   if (!deleted.ok() && !IsNotFound(deleted)) return deleted;
   return OkStatus();
@@ -424,7 +424,7 @@ StatusOr<std::vector<Json>> PodBackend::ListPods() const {
     StatusOr<Json> page = options_.client->List(kPods, options_.ns, list);
     if (!page.ok()) return page.status();
     for (Json& pod : (*page)["items"]) pods.push_back(std::move(pod));
-    list.continue_token = (*page)["metadata"].value("continue", "");
+    list.continue_token = (*page).value("/metadata/continue"_json_pointer, "");
   } while (!list.continue_token.empty());
   return pods;
 }
@@ -448,11 +448,11 @@ Status ReleasePod(Client& client, const std::string& ns, const std::string& name
   Status released = RetryOnConflict([&]() -> Status {
     StatusOr<Json> pod = client.Get(kPods, ns, name);
     if (!pod.ok()) return IsNotFound(pod.status()) ? OkStatus() : pod.status();
-    std::string phase = (*pod)["status"].value("phase", "");
+    std::string phase = (*pod).value("/status/phase"_json_pointer, "");
     ended = phase == "Succeeded" || phase == "Failed";
     Json finalizers = Json::array();
     bool found = false;
-    for (const Json& finalizer : (*pod)["metadata"].value("finalizers", Json::array())) {
+    for (const Json& finalizer : (*pod).value("/metadata/finalizers"_json_pointer, Json::array())) {
       if (finalizer == kAccountingFinalizer) {
         found = true;
       } else {

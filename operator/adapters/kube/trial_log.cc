@@ -12,7 +12,7 @@ namespace {
 int64_t SeqOf(const Json& record) { return record.value("seq", int64_t{-1}); }
 
 std::string OwnerUid(const Json& object) {
-  for (const Json& ref : object["metadata"].value("ownerReferences", Json::array())) {
+  for (const Json& ref : object.value("/metadata/ownerReferences"_json_pointer, Json::array())) {
     if (ref.value("controller", false)) return ref.value("uid", "");
   }
   return "";
@@ -46,7 +46,7 @@ StatusOr<std::vector<Event>> TrialLog::ReadAll() {
     StatusOr<Json> page = client_.List(kBudgetSweepTrials, ns_, list);
     if (!page.ok()) return page.status();
     for (const Json& object : (*page)["items"]) {
-      std::string name = object["metadata"].value("name", "");
+      std::string name = object.value("/metadata/name"_json_pointer, "");
       if (OwnerUid(object) != owner_.uid) {
         // Left by an earlier sweep of the same name, not yet collected: it would block our
         // trial of the same name.
@@ -54,17 +54,18 @@ StatusOr<std::vector<Event>> TrialLog::ReadAll() {
         if (!deleted.ok() && !IsNotFound(deleted)) return deleted;
         continue;
       }
-      int64_t index = object["spec"].value("index", int64_t{-1});
+      int64_t index = object.value("/spec/index"_json_pointer, int64_t{-1});
       if (index < 0) return InvalidArgumentError(Describe() + ": " + name + " has no spec.index");
       existing_.insert(index);
-      for (const Json& r : object["status"].value("events", Json::array())) records.push_back(r);
+      for (const Json& r : object.value("/status/events"_json_pointer, Json::array()))
+        records.push_back(r);
     }
-    list.continue_token = (*page)["metadata"].value("continue", "");
+    list.continue_token = (*page).value("/metadata/continue"_json_pointer, "");
   } while (!list.continue_token.empty());
 
   StatusOr<Json> sweep = client_.Get(kBudgetSweeps, ns_, owner_.name);
   if (!sweep.ok()) return sweep.status();
-  sweep_events_ = (*sweep)["status"].value("finished", Json::array());
+  sweep_events_ = (*sweep).value("/status/finished"_json_pointer, Json::array());
   for (const Json& r : sweep_events_) records.push_back(r);
 
   std::stable_sort(records.begin(), records.end(),
@@ -139,7 +140,8 @@ Status TrialLog::WriteTrial(int64_t trial, const std::vector<Json>& records, con
     bool create = current->is_null();
     Json object = create ? NewObject(trial, params ? *params : Config{}) : *current;
     object["status"]["events"] =
-        Merged(create ? Json::array() : object["status"].value("events", Json::array()), records);
+        Merged(create ? Json::array() : object.value("/status/events"_json_pointer, Json::array()),
+               records);
     StatusOr<Json> written = create ? client_.Create(kBudgetSweepTrials, ns_, object)
                                     : client_.Update(kBudgetSweepTrials, ns_, object);
     if (written.ok()) {

@@ -461,7 +461,11 @@ void NodeAgent::ForgetRun(Run& run) {
   run.address_held = false;
   std::error_code error;
   fs::remove_all(run.dir, error);  // the log stays in <work-dir>/logs
-  LogEvent("info", "pod_forgotten", {{"pod", run.key}, {"uid", run.uid}});
+  LogEvent("info", "pod_forgotten",
+           {{"pod", run.key},
+            {"uid", run.uid},
+            {"startedAt", run.container.started_at},
+            {"finishedAt", run.container.finished_at.value_or(0.0)}});
 }
 
 void NodeAgent::SyncPod(const Json& pod) {

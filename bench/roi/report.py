@@ -149,6 +149,7 @@ def fmt_spread(sp, digits, scale=1.0):
 
 def plot(results, target, grid_hours, path):
     import matplotlib
+    import matplotlib.ticker
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
@@ -158,26 +159,28 @@ def plot(results, target, grid_hours, path):
         runs = results["contenders"].get(key, {}).get("runs", [])
         if not runs:
             continue
-        end = max(r["device_seconds"] for r in runs) / 3600
-        xs = np.linspace(0, end, 400)
-        curves = []
-        for r in runs:
-            ys = np.full(xs.shape, np.nan)
+        # Evaluated where any seed's answer changes, and at the most any seed spent.
+        xs = np.array(sorted({p[0] / 3600 for r in runs for p in r["trajectory"]} |
+                             {max(r["device_seconds"] for r in runs) / 3600}))
+        curves = np.full((len(runs), len(xs)), -np.inf)
+        for i, r in enumerate(runs):
             for device_s, acc, _ in r["trajectory"]:
-                ys[xs >= device_s / 3600] = acc * 100
-            curves.append(ys)
+                curves[i, xs >= device_s / 3600 - 1e-12] = acc * 100
         # The median of the seeds' answers, a seed without an answer yet counting as the lowest;
         # the lower median for an even count, so every point is some seed's real answer.
-        curves = np.nan_to_num(np.array(curves), nan=-np.inf)
         med = np.sort(curves, axis=0)[(len(runs) - 1) // 2]
         med[np.isinf(med)] = np.nan
-        ax.step(xs, med, where="post", label=f"{label} (n={len(runs)})")
+        ax.step(xs, med, where="post", marker="o", markersize=3,
+                label=f"{label} (n={len(runs)})")
     ax.axhline(target * 100, color="grey", linestyle="--", linewidth=1,
                label=f"target: grid's answer - {config.TARGET_POINTS} pp")
     ax.axvline(grid_hours * 0.25, color="grey", linestyle=":", linewidth=1,
                label="25% of the grid's device-hours")
-    ax.set_xlim(left=0)
-    ax.set_xlabel("device-hours spent (sum of trainer process time)")
+    ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.FuncFormatter(
+        lambda v, _: f"{v:g}" if f"{v:e}"[0] in "235" else ""))
+    ax.set_xlabel("device-hours spent (sum of trainer process time; log scale)")
     ax.set_ylabel("test accuracy of the best configuration found (%)")
     ax.set_title("cnn2 on Fashion-MNIST: best configuration found vs compute, median over seeds",
                  fontsize=11)
@@ -309,6 +312,16 @@ def main():
 def markdown(r, notes, png):
     t = r["task"]
     g = r["grid_answer"]
+    params = ", ".join(f"{k}={v:g}" for k, v in g["params"].items())
+    tg = r["targets"]
+    overhead = tg["budgetsweep_overhead_below_both_peers"]
+
+    def verdicts(by_contender):
+        return "; ".join(f"{k} {'met' if v else 'not met'}" for k, v in by_contender.items())
+
+    columns = ["contender", "seeds", "reached target", "device-hours to target", "% of grid",
+               "final best test acc (%)", "device-hours total", "trainer processes", "wall s",
+               "idle slot-s", "startup s", "tool CPU s"]
     lines = [
         "# ROI benchmark: device-hours to the grid's answer",
         "",
@@ -326,7 +339,7 @@ def markdown(r, notes, png):
         f"ASHA-like contender samples {t['asha_trials']}.",
         "",
         f"Grid's answer (best validation accuracy at {t['epochs']} epochs): test accuracy "
-        f"**{g['test_accuracy'] * 100:.2f}%** ({', '.join(f'{k}={v:g}' for k, v in g['params'].items())}) "
+        f"**{g['test_accuracy'] * 100:.2f}%** ({params}) "
         f"after {g['device_hours']:.3f} device-hours. Target: test accuracy ≥ "
         f"{r['target_test_accuracy'] * 100:.2f}% (within {config.TARGET_POINTS} pp).",
         "",
@@ -336,8 +349,8 @@ def markdown(r, notes, png):
         "the % of grid column uses the median over all seeds with unreached seeds counted as "
         "never (n/a when most did not reach it).",
         "",
-        "| contender | seeds | reached target | device-hours to target | % of grid | final best test acc (%) | device-hours total | trainer processes | wall s | idle slot-s | startup s | tool CPU s |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| " + " | ".join(columns) + " |",
+        "|" + "---|" * len(columns),
     ]
     for key, c in r["contenders"].items():
         sm = c["summary"]
@@ -350,23 +363,19 @@ def markdown(r, notes, png):
             f"{fmt_spread(sm['device_hours_to_target'], 4)} | "
             f"{'n/a' if frac is None else f'{frac * 100:.0f}%'} | "
             f"{fmt_spread(sm['final_best_test_accuracy'], 2, 100)} | "
-            f"{fmt_spread(sm['device_hours_total'], 4)} | {fmt_spread(sm['trainer_processes'], 0)} | "
+            f"{fmt_spread(sm['device_hours_total'], 4)} | "
+            f"{fmt_spread(sm['trainer_processes'], 0)} | "
             f"{fmt_spread(sm['wall_seconds'], 0)} | {fmt_spread(sm['idle_slot_seconds'], 0)} | "
             f"{fmt_spread(sm['startup_seconds'], 1)} | {fmt_spread(sm['tool_cpu_seconds'], 1)} |")
-    tg = r["targets"]
-    yes = {True: "met", False: "not met"}
     lines += [
         "",
         "## Targets",
         "",
         "- ASHA reaches the grid's answer with at most 25% of the grid's device-hours: "
-        + "; ".join(f"{k} {yes[v]}" for k, v in tg["asha_within_25_percent_of_grid_device_hours"].items())
-        + ".",
+        + verdicts(tg["asha_within_25_percent_of_grid_device_hours"]) + ".",
         "- budgetsweep's overhead below both peers' (medians): idle slot-seconds "
-        + "; ".join(f"{k} {yes[v]}" for k, v in tg["budgetsweep_overhead_below_both_peers"]["idle_slot_seconds"].items())
-        + "; tool CPU seconds "
-        + "; ".join(f"{k} {yes[v]}" for k, v in tg["budgetsweep_overhead_below_both_peers"]["tool_cpu_seconds"].items())
-        + ".",
+        + verdicts(overhead["idle_slot_seconds"]) + "; tool CPU seconds "
+        + verdicts(overhead["tool_cpu_seconds"]) + ".",
         "",
         "## Definitions",
         "",
@@ -417,8 +426,9 @@ def markdown(r, notes, png):
         for run in c["runs"]:
             if run["processes_without_summary"]:
                 quality.append(
-                    f"- {c['label']} seed {run['seed']}: {run['processes_without_summary']} trainer "
-                    "processes printed no summary line; their CPU time counts as the tool's.")
+                    f"- {c['label']} seed {run['seed']}: {run['processes_without_summary']} "
+                    "trainer processes printed no summary line; their CPU time counts as the "
+                    "tool's.")
             if run["processes_ended_by_log_time"]:
                 quality.append(
                     f"- {c['label']} seed {run['seed']}: {run['processes_ended_by_log_time']} "

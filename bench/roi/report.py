@@ -109,6 +109,15 @@ def analyse_run(run_dir, epochs):
         "trainer_cpu_seconds": trainer_cpu,
         "tool_cpu_seconds": run["tree_cpu_seconds"] - trainer_cpu,
         "trajectory": points,
+        # Every trainer process, for auditing: times relative to the command's start.
+        "processes": [{
+            "id": s["segment"], "params": s["params"],
+            "start_seconds": s["start"] - run["start"], "seconds": s["end"] - s["start"],
+            "epochs": s["summary"].get("epochs"), "stopped": s.get("stopped"),
+            "validation_accuracy": s["summary"].get("validation_accuracy"),
+            "test_accuracy": s["summary"].get("test_accuracy"),
+            "cpu_seconds": s["summary"].get("cpu_seconds"),
+        } for s in segments],
         "best": {"test_accuracy": best[0], "validation_accuracy": best[1], "params": best[2]}
         if best else None,
     }
@@ -130,11 +139,11 @@ def spread(values):
 
 def median_reaching(values):
     """Median with unreached (None) seeds counted as infinitely late; None if the median is."""
-    ordered = sorted(values, key=lambda v: float("inf") if v is None else v)
-    n = len(ordered)
-    if n == 0 or ordered[(n - 1) // 2] is None or ordered[n // 2] is None:
+    ordered = sorted(float("inf") if v is None else v for v in values)
+    if not ordered:
         return None
-    return statistics.median(ordered)
+    median = statistics.median(ordered)
+    return None if median == float("inf") else median
 
 
 def fmt_spread(sp, digits, scale=1.0):
@@ -309,6 +318,56 @@ def main():
         f.write(markdown(results, notes, os.path.basename(args.out) + ".png"))
 
 
+def reading(r):
+    """Observations computed from the results, to read the table by."""
+    t, g, cs = r["task"], r["grid_answer"], r["contenders"]
+    grid_run = cs["grid"]["runs"][0]
+    out = [
+        f"- The grid itself came within the target after {grid_run['device_hours_to_target']:.4f} "
+        f"device-hours ({grid_run['device_hours_to_target'] / g['device_hours'] * 100:.0f}% of "
+        "its run), because of where that configuration falls in its enumeration order; it cannot "
+        "know that before it has run every configuration, so its full cost is the reference.",
+        f"- One test image is {100 / t['eval_limit']:.2f} points of test accuracy: the "
+        f"{config.TARGET_POINTS}-point target is "
+        f"{round(config.TARGET_POINTS * t['eval_limit'] / 100)} images of the capped test set.",
+    ]
+    for key in ("random", "asha-stop", "asha-pause", "optuna", "ray"):
+        misses = [(run["seed"], (r["target_test_accuracy"] - run["best"]["test_accuracy"]) * 100)
+                  for run in cs[key]["runs"]
+                  if run["device_hours_to_target"] is None and run["best"]]
+        if misses:
+            out.append(f"- {cs[key]['label']}: seeds that missed ended "
+                       + ", ".join(f"{gap:.2f} (seed {seed})" for seed, gap in misses)
+                       + " points below the target.")
+    same = [run["seed"] for run in cs["asha-stop"]["runs"]
+            if any(other["seed"] == run["seed"] and
+                   {json.dumps(p["params"], sort_keys=True) for p in other["processes"]} ==
+                   {json.dumps(p["params"], sort_keys=True) for p in run["processes"]}
+                   for other in cs["asha-pause"]["runs"])]
+    if same:
+        out.append("- budgetsweep's ASHA stop and pause runs with the same seed sampled the same "
+                   f"configurations (seeds {', '.join(map(str, same))}): they differ only in "
+                   "which ones they promoted and how, so their rows are not independent.")
+    # One-epoch processes that ran to their end: pause mode's first segments (--until 1).
+    one = [p["cpu_seconds"] for run in cs["asha-pause"]["runs"] for p in run["processes"]
+           if p["id"].endswith("-seg0") and p["epochs"] == 1 and not p["stopped"]
+           and p["cpu_seconds"] is not None]
+    full = [p["cpu_seconds"] for p in grid_run["processes"]
+            if p["epochs"] == t["epochs"] and p["cpu_seconds"] is not None]
+    if one and full and t["epochs"] > 1:
+        per_epoch = (statistics.median(full) - statistics.median(one)) / (t["epochs"] - 1)
+        out.append(
+            f"- Trainer CPU time per process: median {statistics.median(one):.1f} s for one epoch "
+            f"(pause mode's first segments), {statistics.median(full):.1f} s for "
+            f"{t['epochs']} (the grid): about {per_epoch:.1f} s per epoch and "
+            f"{statistics.median(one) - per_epoch:.1f} s fixed per process (start, loading the "
+            "data, the test evaluation at the end), which weighs on one-epoch ASHA trials and on "
+            "pause mode's extra processes.")
+    walls = sum(run["wall_seconds"] for c in cs.values() for run in c["runs"])
+    out.append(f"- The contenders' runs took {walls / 60:.0f} minutes of wall time in all.")
+    return out
+
+
 def markdown(r, notes, png):
     t = r["task"]
     g = r["grid_answer"]
@@ -345,9 +404,10 @@ def markdown(r, notes, png):
         "",
         f"![best test accuracy vs device-hours]({png})",
         "",
-        "Median [min–max] over seeds. Device-hours to target counts the seeds that reached it; "
-        "the % of grid column uses the median over all seeds with unreached seeds counted as "
-        "never (n/a when most did not reach it).",
+        "Median [min–max] over seeds. Device-hours to target: the median over all seeds, a seed "
+        "that never reached the target counting as never (so it is undefined when most seeds "
+        "did not reach it), with the range over the seeds that did; % of grid is that median "
+        "over the grid's total device-hours.",
         "",
         "| " + " | ".join(columns) + " |",
         "|" + "---|" * len(columns),
@@ -358,9 +418,19 @@ def markdown(r, notes, png):
             lines.append(f"| {c['label']} | 0 | not run | | | | | | | | | |")
             continue
         frac = sm["fraction_of_grid_device_hours"]
+        median_all = sm["device_hours_to_target_median_all_seeds"]
+        reached = sm["device_hours_to_target"]
+        if median_all is None:
+            to_target = "not reached by most seeds"
+            if reached:
+                to_target += f" (reached: {reached['min']:.4f})" if reached["min"] == reached[
+                    "max"] else f" (reached: {reached['min']:.4f}–{reached['max']:.4f})"
+        else:
+            to_target = f"{median_all:.4f}"
+            if reached["min"] != reached["max"]:
+                to_target += f" [{reached['min']:.4f}–{reached['max']:.4f}]"
         lines.append(
-            f"| {c['label']} | {len(c['runs'])} | {sm['reached_target']} | "
-            f"{fmt_spread(sm['device_hours_to_target'], 4)} | "
+            f"| {c['label']} | {len(c['runs'])} | {sm['reached_target']} | {to_target} | "
             f"{'n/a' if frac is None else f'{frac * 100:.0f}%'} | "
             f"{fmt_spread(sm['final_best_test_accuracy'], 2, 100)} | "
             f"{fmt_spread(sm['device_hours_total'], 4)} | "
@@ -376,6 +446,10 @@ def markdown(r, notes, png):
         "- budgetsweep's overhead below both peers' (medians): idle slot-seconds "
         + verdicts(overhead["idle_slot_seconds"]) + "; tool CPU seconds "
         + verdicts(overhead["tool_cpu_seconds"]) + ".",
+        "",
+        "## Reading it",
+        "",
+    ] + reading(r) + [
         "",
         "## Definitions",
         "",

@@ -1,6 +1,7 @@
 #include "trainer-image/system_info.h"
 
 #include <sched.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -35,6 +36,13 @@ double ResidentSetBytes() {
   double resident_pages = 0;
   if (!(statm >> total_pages >> resident_pages)) return 0;
   return resident_pages * static_cast<double>(sysconf(_SC_PAGESIZE));
+}
+
+double ProcessCpuSeconds() {
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
 }  // namespace bsw::trainer

@@ -12,6 +12,9 @@ bool CpuSupportsBf16();
 // Resident set size of this process in bytes, 0 when unknown.
 double ResidentSetBytes();
 
+// CPU time (user + system) consumed so far by this process, all threads, in seconds.
+double ProcessCpuSeconds();
+
 }  // namespace bsw::trainer
 
 #endif  // BSW_TRAINER_SYSTEM_INFO_H_

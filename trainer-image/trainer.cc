@@ -489,6 +489,7 @@ class Session {
         {"threads", placement_.threads},
         {"exit_code", exit_code},
         {"wall_seconds", SecondsSince(started_)},
+        {"cpu_seconds", ProcessCpuSeconds()},
     };
     outcome.summary_json = summary.dump();
     return outcome;

@@ -1,0 +1,67 @@
+"""Optuna with SuccessiveHalvingPruner driving budgetsweep-trainer, config.PARALLELISM at a time.
+
+    python optuna_peer.py --trainer PATH --seed N --out DIR
+
+Optuna's default sampler (TPE, seeded) suggests each configuration from config.SPACE; every epoch's
+validation accuracy, read from the trainer's metrics endpoint, is reported, and a pruned trial's
+trainer is stopped with SIGTERM. As in budgetsweep's ASHA, the full resource is not a rung: a
+trial that reached it completes. Segment records go to DIR/segments/.
+"""
+
+import argparse
+import os
+
+import optuna
+
+import config
+from trainer_process import TrainerProcess
+
+
+def suggest(trial):
+    params = {}
+    for name, p in config.SPACE.items():
+        if p["type"] == "choice":
+            params[name] = trial.suggest_categorical(name, p["values"])
+        else:
+            params[name] = trial.suggest_float(name, p["min"], p["max"],
+                                               log=p["type"] == "logUniform")
+    return params
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--trainer", required=True)
+    ap.add_argument("--seed", type=int, required=True)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    segments = os.path.join(args.out, "segments")
+    os.makedirs(segments, exist_ok=True)
+
+    def objective(trial):
+        run = TrainerProcess(args.trainer, suggest(trial), segments, f"t{trial.number:04d}")
+        try:
+            for epoch, accuracy in run.epochs():
+                trial.report(accuracy, epoch)
+                # The full resource is the end of a trial, not a rung to be pruned at.
+                if epoch < config.size()["epochs"] and trial.should_prune():
+                    run.stop()
+                    raise optuna.TrialPruned()
+        finally:
+            run.stop()
+            summary = run.finish()
+        if summary.get("objective") is None:
+            raise RuntimeError(f"trial {trial.number} reported no accuracy")
+        return summary["objective"]
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(
+        direction="maximize",
+        sampler=optuna.samplers.TPESampler(seed=args.seed),
+        pruner=optuna.pruners.SuccessiveHalvingPruner(
+            min_resource=1, reduction_factor=config.size()["reduction_factor"]))
+    study.optimize(objective, n_trials=config.size()["asha_trials"],
+                   n_jobs=config.PARALLELISM, catch=(RuntimeError,))
+
+
+if __name__ == "__main__":
+    main()

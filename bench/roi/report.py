@@ -1,0 +1,523 @@
+"""Computes the ROI figures from the raw runs and writes RESULTS.{md,json,png}.
+
+    python report.py --raw DIR --out bench/results/roi --command "..."
+
+DIR holds one folder per contender and seed: <contender>/s<seed>/run.json (measure.py) and
+segments/*.json (one per trainer process). Every figure below is computed from those files.
+
+Definitions (the same for every contender):
+- A trainer process runs from the moment its launcher forks it to the moment it reaps it.
+  device-seconds = the sum of those durations (one CPU trial = one device).
+- A configuration is "found" when a trainer process reaches the full resource; it counts from
+  that process's end. The incumbent is the found configuration with the best validation accuracy
+  at the full resource (ties: the earlier), and its test accuracy is the contender's answer.
+- device-hours to target: the device-hours spent by all processes (counting the running ones up
+  to that moment) when the incumbent's test accuracy first comes within TARGET_POINTS percentage
+  points of the grid's answer (the grid's incumbent at its end).
+- idle slot-seconds: parallelism x wall - device-seconds, the device time the contender held but
+  did not spend inside a trainer (wall = the contender's command, start to exit).
+- tool CPU seconds: CPU time of the contender's whole process tree (measure.py) minus the CPU
+  time its trainers report (their summary lines).
+"""
+
+import argparse
+import glob
+import json
+import os
+import platform
+import statistics
+
+import config
+
+CONTENDERS = [
+    ("grid", "budgetsweep grid (reference)"),
+    ("random", "budgetsweep random"),
+    ("asha-stop", "budgetsweep ASHA stop"),
+    ("asha-pause", "budgetsweep ASHA pause"),
+    ("optuna", "Optuna + SuccessiveHalvingPruner"),
+    ("ray", "Ray Tune + ASHAScheduler"),
+]
+
+
+def load_segments(run_dir):
+    segments = {}
+    seg_dir = os.path.join(run_dir, "segments")
+    for path in glob.glob(os.path.join(seg_dir, "*.start.json")):
+        # A start without an end record: its driver died first (Ray ended the actor); the
+        # trainer's last log write marks its exit.
+        with open(path) as f:
+            start = json.load(f)
+        log = os.path.join(seg_dir, start["segment"] + ".log")
+        summary = {}
+        with open(log, errors="replace") as f:
+            for line in f:
+                if line.startswith("{"):
+                    summary = json.loads(line)
+        segments[start["segment"]] = dict(start, end=os.path.getmtime(log), summary=summary,
+                                          end_from_log=True)
+    for path in glob.glob(os.path.join(seg_dir, "*.json")):
+        if not path.endswith(".start.json"):
+            with open(path) as f:
+                record = json.load(f)
+            segments[record["segment"]] = dict(record, end_from_log=False)
+    return sorted(segments.values(), key=lambda s: s["start"])
+
+
+def device_seconds_until(segments, t):
+    return sum(max(0.0, min(s["end"], t) - s["start"]) for s in segments)
+
+
+def trajectory(segments, epochs):
+    """[(device-seconds spent, incumbent test accuracy, incumbent validation accuracy)]."""
+    points, best = [], None
+    for s in sorted(segments, key=lambda s: s["end"]):
+        summ = s["summary"]
+        if summ.get("epochs") == epochs and summ.get("test_accuracy") is not None:
+            val = summ["validation_accuracy"][epochs - 1]
+            if best is None or val > best[1]:
+                best = (summ["test_accuracy"], val, s["params"])
+                points.append((device_seconds_until(segments, s["end"]), best[0], best[1]))
+    return points, best
+
+
+def analyse_run(run_dir, epochs):
+    with open(os.path.join(run_dir, "run.json")) as f:
+        run = json.load(f)
+    segments = load_segments(run_dir)
+    device = sum(s["end"] - s["start"] for s in segments)
+    cpu = [s["summary"].get("cpu_seconds") for s in segments]
+    trainer_cpu = sum(c for c in cpu if c is not None)
+    points, best = trajectory(segments, epochs)
+    starts = sorted(s["start"] for s in segments)
+    ends = sorted(s["end"] for s in segments)
+    return {
+        "seed": run["seed"],
+        "exit_code": run["exit_code"],
+        "wall_seconds": run["wall_seconds"],
+        "trainer_processes": len(segments),
+        "configurations": len({json.dumps(s["params"], sort_keys=True) for s in segments}),
+        "full_resource_configurations": sum(
+            1 for s in segments if s["summary"].get("epochs") == epochs),
+        "processes_without_summary": sum(1 for c in cpu if c is None),
+        "processes_ended_by_log_time": sum(1 for s in segments if s["end_from_log"]),
+        "device_seconds": device,
+        "idle_slot_seconds": config.PARALLELISM * run["wall_seconds"] - device,
+        "startup_seconds": starts[0] - run["start"] if starts else None,
+        "shutdown_seconds": run["end"] - ends[-1] if ends else None,
+        "tree_cpu_seconds": run["tree_cpu_seconds"],
+        "cpu_source": run.get("cpu_source", "RUSAGE_CHILDREN"),
+        "trainer_cpu_seconds": trainer_cpu,
+        "tool_cpu_seconds": run["tree_cpu_seconds"] - trainer_cpu,
+        "trajectory": points,
+        # Every trainer process, for auditing: times relative to the command's start.
+        "processes": [{
+            "id": s["segment"], "params": s["params"],
+            "start_seconds": s["start"] - run["start"], "seconds": s["end"] - s["start"],
+            "epochs": s["summary"].get("epochs"), "stopped": s.get("stopped"),
+            "validation_accuracy": s["summary"].get("validation_accuracy"),
+            "test_accuracy": s["summary"].get("test_accuracy"),
+            "cpu_seconds": s["summary"].get("cpu_seconds"),
+        } for s in segments],
+        "best": {"test_accuracy": best[0], "validation_accuracy": best[1], "params": best[2]}
+        if best else None,
+    }
+
+
+def time_to_target(run, target):
+    for device_s, test_acc, _ in run["trajectory"]:
+        if test_acc >= target - 1e-12:
+            return device_s / 3600
+    return None
+
+
+def spread(values):
+    """Median, min and max of the values (None when there are none)."""
+    if not values:
+        return None
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def median_reaching(values):
+    """Median with unreached (None) seeds counted as infinitely late; None if the median is."""
+    ordered = sorted(float("inf") if v is None else v for v in values)
+    if not ordered:
+        return None
+    median = statistics.median(ordered)
+    return None if median == float("inf") else median
+
+
+def fmt_spread(sp, digits, scale=1.0):
+    if sp is None:
+        return "n/a"
+    f = f"{{:.{digits}f}}"
+    if len(set([sp["min"], sp["max"]])) == 1:
+        return f.format(sp["median"] * scale)
+    return (f.format(sp["median"] * scale) + " [" + f.format(sp["min"] * scale) + "–" +
+            f.format(sp["max"] * scale) + "]")
+
+
+def plot(results, target, grid_hours, path):
+    import matplotlib
+    import matplotlib.ticker
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for key, label in CONTENDERS:
+        runs = results["contenders"].get(key, {}).get("runs", [])
+        if not runs:
+            continue
+        # Evaluated where any seed's answer changes, and at the most any seed spent.
+        xs = np.array(sorted({p[0] / 3600 for r in runs for p in r["trajectory"]} |
+                             {max(r["device_seconds"] for r in runs) / 3600}))
+        curves = np.full((len(runs), len(xs)), -np.inf)
+        for i, r in enumerate(runs):
+            for device_s, acc, _ in r["trajectory"]:
+                curves[i, xs >= device_s / 3600 - 1e-12] = acc * 100
+        # The median of the seeds' answers, a seed without an answer yet counting as the lowest;
+        # the lower median for an even count, so every point is some seed's real answer.
+        med = np.sort(curves, axis=0)[(len(runs) - 1) // 2]
+        med[np.isinf(med)] = np.nan
+        ax.step(xs, med, where="post", marker="o", markersize=3,
+                label=f"{label} (n={len(runs)})")
+    ax.axhline(target * 100, color="grey", linestyle="--", linewidth=1,
+               label=f"target: grid's answer - {config.TARGET_POINTS} pp")
+    ax.axvline(grid_hours * 0.25, color="grey", linestyle=":", linewidth=1,
+               label="25% of the grid's device-hours")
+    ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.FuncFormatter(
+        lambda v, _: f"{v:g}" if f"{v:e}"[0] in "235" else ""))
+    ax.set_xlabel("device-hours spent (sum of trainer process time; log scale)")
+    ax.set_ylabel("test accuracy of the best configuration found (%)")
+    ax.set_title("cnn2 on Fashion-MNIST: best configuration found vs compute, median over seeds",
+                 fontsize=11)
+    lows = [p[1] * 100 for c in results["contenders"].values() for r in c["runs"]
+            for p in r["trajectory"]]
+    if lows:
+        ax.set_ylim(max(min(lows), target * 100 - 5) - 0.5, max(lows) + 0.5)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def machine():
+    cpu = "unknown"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    return {"cpu": cpu, "cores_online": os.cpu_count(), "os": platform.platform(),
+            "python": platform.python_version()}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--raw", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--command", required=True)
+    ap.add_argument("--versions", default="{}")
+    ap.add_argument("--notes", default="", help="file with notes from run.sh (e.g. failures)")
+    args = ap.parse_args()
+    s = config.size()
+    epochs = s["epochs"]
+
+    contenders = {}
+    for key, label in CONTENDERS:
+        runs = [analyse_run(os.path.dirname(p), epochs)
+                for p in sorted(glob.glob(os.path.join(args.raw, key, "s*", "run.json")))]
+        contenders[key] = {"label": label, "runs": runs}
+
+    grid_runs = contenders["grid"]["runs"]
+    if not grid_runs or grid_runs[0]["best"] is None:
+        raise SystemExit("report: the grid run found no configuration; nothing to compare with")
+    grid = grid_runs[0]
+    grid_answer = grid["best"]["test_accuracy"]
+    target = grid_answer - config.TARGET_POINTS / 100
+    grid_hours = grid["device_seconds"] / 3600
+
+    for c in contenders.values():
+        runs = c["runs"]
+        hours = [time_to_target(r, target) for r in runs]
+        for r, h in zip(runs, hours):
+            r["device_hours_to_target"] = h
+        reached = [h for h in hours if h is not None]
+        median_h = median_reaching(hours)
+        c["summary"] = {
+            "seeds": [r["seed"] for r in runs],
+            "reached_target": f"{len(reached)}/{len(runs)}",
+            "device_hours_to_target": spread(reached),
+            "device_hours_to_target_median_all_seeds": median_h,
+            "fraction_of_grid_device_hours": None if median_h is None else median_h / grid_hours,
+            "final_best_test_accuracy": spread(
+                [r["best"]["test_accuracy"] for r in runs if r["best"]]),
+            "device_hours_total": spread([r["device_seconds"] / 3600 for r in runs]),
+            "wall_seconds": spread([r["wall_seconds"] for r in runs]),
+            "trainer_processes": spread([r["trainer_processes"] for r in runs]),
+            "idle_slot_seconds": spread([r["idle_slot_seconds"] for r in runs]),
+            "startup_seconds": spread([r["startup_seconds"] for r in runs
+                                       if r["startup_seconds"] is not None]),
+            "shutdown_seconds": spread([r["shutdown_seconds"] for r in runs
+                                        if r["shutdown_seconds"] is not None]),
+            "tool_cpu_seconds": spread([r["tool_cpu_seconds"] for r in runs]),
+        }
+
+    def med(key, field):
+        sp = contenders[key]["summary"][field]
+        return None if sp is None else sp["median"]
+
+    asha_targets = {}
+    for key in ("asha-stop", "asha-pause"):
+        f = contenders[key]["summary"]["fraction_of_grid_device_hours"]
+        asha_targets[key] = f is not None and f <= 0.25
+    overhead_targets = {}
+    for field in ("idle_slot_seconds", "tool_cpu_seconds"):
+        peers = [med(k, field) for k in ("optuna", "ray")]
+        overhead_targets[field] = {
+            key: all(p is not None and med(key, field) is not None and med(key, field) < p
+                     for p in peers)
+            for key in ("asha-stop", "asha-pause")}
+
+    results = {
+        "benchmark": "ROI: device-hours to reach the grid's answer, cnn2 on Fashion-MNIST",
+        "command": args.command,
+        "size": config.size_name(),
+        "task": {
+            "trainer_args": config.trainer_args("budgetsweep-trainer"),
+            "train_limit": s["train_limit"], "eval_limit": s["eval_limit"],
+            "validation_size": 5000, "epochs": epochs, "rungs": config.rungs(),
+            "reduction_factor": s["reduction_factor"],
+            "search_space": config.SPACE, "grid": s["grid"],
+            "asha_trials": s["asha_trials"], "random_trials": s["random_trials"],
+            "parallelism": config.PARALLELISM, "poll_seconds": config.POLL_SECONDS,
+        },
+        "machine": machine(),
+        "versions": json.loads(args.versions),
+        "grid_answer": {"test_accuracy": grid_answer,
+                        "validation_accuracy": grid["best"]["validation_accuracy"],
+                        "params": grid["best"]["params"], "device_hours": grid_hours,
+                        "configurations": grid["configurations"]},
+        "target_test_accuracy": target,
+        "targets": {
+            "asha_within_25_percent_of_grid_device_hours": asha_targets,
+            "budgetsweep_overhead_below_both_peers": overhead_targets,
+        },
+        "contenders": contenders,
+    }
+    with open(args.out + ".json", "w") as f:
+        json.dump(results, f, indent=1)
+    plot(results, target, grid_hours, args.out + ".png")
+    notes = ""
+    if args.notes and os.path.exists(args.notes):
+        with open(args.notes) as f:
+            notes = f.read().strip()
+    with open(args.out + ".md", "w") as f:
+        f.write(markdown(results, notes, os.path.basename(args.out) + ".png"))
+
+
+def reading(r):
+    """Observations computed from the results, to read the table by."""
+    t, g, cs = r["task"], r["grid_answer"], r["contenders"]
+    grid_run = cs["grid"]["runs"][0]
+    out = [
+        f"- The grid itself came within the target after {grid_run['device_hours_to_target']:.4f} "
+        f"device-hours ({grid_run['device_hours_to_target'] / g['device_hours'] * 100:.0f}% of "
+        "its run), because of where that configuration falls in its enumeration order; it cannot "
+        "know that before it has run every configuration, so its full cost is the reference.",
+        f"- One test image is {100 / t['eval_limit']:.2f} points of test accuracy: the "
+        f"{config.TARGET_POINTS}-point target is "
+        f"{round(config.TARGET_POINTS * t['eval_limit'] / 100)} images of the capped test set.",
+    ]
+    for key in ("random", "asha-stop", "asha-pause", "optuna", "ray"):
+        misses = [(run["seed"], (r["target_test_accuracy"] - run["best"]["test_accuracy"]) * 100)
+                  for run in cs[key]["runs"]
+                  if run["device_hours_to_target"] is None and run["best"]]
+        if misses:
+            out.append(f"- {cs[key]['label']}: seeds that missed ended "
+                       + ", ".join(f"{gap:.2f} (seed {seed})" for seed, gap in misses)
+                       + " points below the target.")
+    same = [run["seed"] for run in cs["asha-stop"]["runs"]
+            if any(other["seed"] == run["seed"] and
+                   {json.dumps(p["params"], sort_keys=True) for p in other["processes"]} ==
+                   {json.dumps(p["params"], sort_keys=True) for p in run["processes"]}
+                   for other in cs["asha-pause"]["runs"])]
+    if same:
+        out.append("- budgetsweep's ASHA stop and pause runs with the same seed sampled the same "
+                   f"configurations (seeds {', '.join(map(str, same))}): they differ only in "
+                   "which ones they promoted and how, so their rows are not independent.")
+    # One-epoch processes that ran to their end: pause mode's first segments (--until 1).
+    one = [p["cpu_seconds"] for run in cs["asha-pause"]["runs"] for p in run["processes"]
+           if p["id"].endswith("-seg0") and p["epochs"] == 1 and not p["stopped"]
+           and p["cpu_seconds"] is not None]
+    full = [p["cpu_seconds"] for p in grid_run["processes"]
+            if p["epochs"] == t["epochs"] and p["cpu_seconds"] is not None]
+    if one and full and t["epochs"] > 1:
+        per_epoch = (statistics.median(full) - statistics.median(one)) / (t["epochs"] - 1)
+        out.append(
+            f"- Trainer CPU time per process: median {statistics.median(one):.1f} s for one epoch "
+            f"(pause mode's first segments), {statistics.median(full):.1f} s for "
+            f"{t['epochs']} (the grid): about {per_epoch:.1f} s per epoch and "
+            f"{statistics.median(one) - per_epoch:.1f} s fixed per process (start, loading the "
+            "data, the test evaluation at the end), which weighs on one-epoch ASHA trials and on "
+            "pause mode's extra processes.")
+    walls = sum(run["wall_seconds"] for c in cs.values() for run in c["runs"])
+    out.append(f"- The contenders' runs took {walls / 60:.0f} minutes of wall time in all.")
+    return out
+
+
+def markdown(r, notes, png):
+    t = r["task"]
+    g = r["grid_answer"]
+    params = ", ".join(f"{k}={v:g}" for k, v in g["params"].items())
+    tg = r["targets"]
+    overhead = tg["budgetsweep_overhead_below_both_peers"]
+
+    def verdicts(by_contender):
+        return "; ".join(f"{k} {'met' if v else 'not met'}" for k, v in by_contender.items())
+
+    columns = ["contender", "seeds", "reached target", "device-hours to target", "% of grid",
+               "final best test acc (%)", "device-hours total", "trainer processes", "wall s",
+               "idle slot-s", "startup s", "tool CPU s"]
+    lines = [
+        "# ROI benchmark: device-hours to the grid's answer",
+        "",
+        f"cnn2 (budgetsweep-trainer) on Fashion-MNIST: the first {t['train_limit']:,} training "
+        f"images, validation and test capped at {t['eval_limit']:,} images each "
+        f"(validation = the last 5,000 training images, test = t10k), {t['epochs']} epochs at most "
+        f"(ASHA rungs {', '.join(map(str, t['rungs']))}; η = {t['reduction_factor']}), "
+        f"{t['parallelism']} trials at a time on 1 intra-op thread each. Search space: "
+        + ", ".join(f"`{k}` {v['type']}" + (f" {v['values']}" if "values" in v else
+                                            f" [{v['min']:g}, {v['max']:g}]")
+                    for k, v in t["search_space"].items())
+        + ". The grid: " + " × ".join(f"`{k}` {v}" for k, v in t["grid"].items())
+        + f" = {g['configurations']} configurations, each to {t['epochs']} epochs. "
+        f"Random search runs {t['random_trials']} configurations to the full resource; each "
+        f"ASHA-like contender samples {t['asha_trials']}.",
+        "",
+        f"Grid's answer (best validation accuracy at {t['epochs']} epochs): test accuracy "
+        f"**{g['test_accuracy'] * 100:.2f}%** ({params}) "
+        f"after {g['device_hours']:.3f} device-hours. Target: test accuracy ≥ "
+        f"{r['target_test_accuracy'] * 100:.2f}% (within {config.TARGET_POINTS} pp).",
+        "",
+        f"![best test accuracy vs device-hours]({png})",
+        "",
+        "Median [min–max] over seeds. Device-hours to target: the median over all seeds, a seed "
+        "that never reached the target counting as never (so it is undefined when most seeds "
+        "did not reach it), with the range over the seeds that did; % of grid is that median "
+        "over the grid's total device-hours.",
+        "",
+        "| " + " | ".join(columns) + " |",
+        "|" + "---|" * len(columns),
+    ]
+    for key, c in r["contenders"].items():
+        sm = c["summary"]
+        if not c["runs"]:
+            lines.append(f"| {c['label']} | 0 | not run | | | | | | | | | |")
+            continue
+        frac = sm["fraction_of_grid_device_hours"]
+        median_all = sm["device_hours_to_target_median_all_seeds"]
+        reached = sm["device_hours_to_target"]
+        if median_all is None:
+            to_target = "not reached by most seeds"
+            if reached:
+                to_target += f" (reached: {reached['min']:.4f})" if reached["min"] == reached[
+                    "max"] else f" (reached: {reached['min']:.4f}–{reached['max']:.4f})"
+        else:
+            to_target = f"{median_all:.4f}"
+            if reached["min"] != reached["max"]:
+                to_target += f" [{reached['min']:.4f}–{reached['max']:.4f}]"
+        lines.append(
+            f"| {c['label']} | {len(c['runs'])} | {sm['reached_target']} | {to_target} | "
+            f"{'n/a' if frac is None else f'{frac * 100:.0f}%'} | "
+            f"{fmt_spread(sm['final_best_test_accuracy'], 2, 100)} | "
+            f"{fmt_spread(sm['device_hours_total'], 4)} | "
+            f"{fmt_spread(sm['trainer_processes'], 0)} | "
+            f"{fmt_spread(sm['wall_seconds'], 0)} | {fmt_spread(sm['idle_slot_seconds'], 0)} | "
+            f"{fmt_spread(sm['startup_seconds'], 1)} | {fmt_spread(sm['tool_cpu_seconds'], 1)} |")
+    lines += [
+        "",
+        "## Targets",
+        "",
+        "- ASHA reaches the grid's answer with at most 25% of the grid's device-hours: "
+        + verdicts(tg["asha_within_25_percent_of_grid_device_hours"]) + ".",
+        "- budgetsweep's overhead below both peers' (medians): idle slot-seconds "
+        + verdicts(overhead["idle_slot_seconds"]) + "; tool CPU seconds "
+        + verdicts(overhead["tool_cpu_seconds"]) + ".",
+        "",
+        "## Reading it",
+        "",
+    ] + reading(r) + [
+        "",
+        "## Definitions",
+        "",
+        "- **device-hours**: the sum over trainer processes of the time from the fork to the "
+        "reaping of the process, taken by whoever launched it (budgetsweep's segment supervisor, "
+        "or the peer driver's `subprocess`); one CPU trial counts as one device.",
+        "- **found / incumbent**: a configuration counts once a trainer process reaches the full "
+        "resource; the incumbent is the one with the best validation accuracy there, and its test "
+        "accuracy is the contender's answer. The same rule for every contender (no tool's own "
+        "notion of best is used).",
+        "- **device-hours to target**: device time spent by all trainer processes (running ones "
+        "up to that moment) when the incumbent first reaches the target.",
+        f"- **idle slot-seconds**: {t['parallelism']} × wall − device-seconds: device time the "
+        "contender held (its command's whole run) but did not spend inside a trainer: start-up, "
+        "decision and launch latency, shut-down, and slots left idle when there was nothing to "
+        "run (the tail of a sweep, pause-mode ASHA waiting for a promotable trial).",
+        "- **startup s**: from the contender's command start to its first trainer start.",
+        "- **tool CPU s**: CPU time (user + system) of every process the contender's command "
+        "started (a cgroup-v1 cpuacct group per run, so daemons and processes reaped outside "
+        "the tree count too), minus the CPU time the trainers report in their summary lines.",
+        "",
+        "## Setup",
+        "",
+        f"- Machine: {r['machine']['cpu']}, {r['machine']['cores_online']} cores online, shared "
+        "with other sessions' builds and benchmarks while measured; every process runs under "
+        "`nice -n 10`.",
+        f"- Versions: " + ", ".join(f"{k} {v}" for k, v in r["versions"].items()) + ".",
+        "- Every contender runs the same trainer command (`" + " ".join(t["trainer_args"]) +
+        "`) plus one `--name=value` per parameter; the peers add `--epochs`, "
+        "`--metrics-host/--metrics-port` as flags where budgetsweep passes them in the "
+        "environment. budgetsweep also gives every trial a checkpoint directory (the trainer then "
+        "checkpoints after each epoch); the peers do not.",
+        f"- The peers read each epoch's validation accuracy from the trainer's Prometheus "
+        f"endpoint, polled every {t['poll_seconds']} s (budgetsweep run's default reconcile "
+        "interval), and stop a pruned trainer with SIGTERM. Optuna uses its default sampler "
+        "(TPE, seeded) with `SuccessiveHalvingPruner(min_resource=1, reduction_factor="
+        f"{t['reduction_factor']})` and `n_jobs={t['parallelism']}`; Ray Tune uses its default "
+        f"random search (seeded) with `ASHAScheduler(grace_period=1, max_t={t['epochs']}, "
+        f"reduction_factor={t['reduction_factor']})`, at most {t['parallelism']} trials at once "
+        "(the searcher's `max_concurrent`), 1 CPU per trial. Ray reports a trial's last epoch "
+        "once its trainer has exited (Ray ends a trial the moment it reports `max_t`, before the "
+        "test evaluation), and Ray's SIGKILL of a finished worker's child processes is off "
+        "(`RAY_kill_child_processes_on_worker_exit=false`): a stopped trial's trainer gets SIGTERM "
+        "from its parent-death signal instead, as budgetsweep's trainers get SIGTERM.",
+    ]
+    quality = []
+    for key, c in r["contenders"].items():
+        for run in c["runs"]:
+            if run["processes_without_summary"]:
+                quality.append(
+                    f"- {c['label']} seed {run['seed']}: {run['processes_without_summary']} "
+                    "trainer processes printed no summary line; their CPU time counts as the "
+                    "tool's.")
+            if run["processes_ended_by_log_time"]:
+                quality.append(
+                    f"- {c['label']} seed {run['seed']}: {run['processes_ended_by_log_time']} "
+                    "trainer processes outlived their driver (Ray ended the trial's actor), so "
+                    "they are timed to their log's last write, the trainer's exit message.")
+            if run["cpu_source"] != "cgroup cpuacct":
+                quality.append(f"- {c['label']} seed {run['seed']}: CPU time from "
+                               f"{run['cpu_source']}, which misses processes reaped outside "
+                               "the tree.")
+    notes = "\n".join(x for x in [notes, "\n".join(quality)] if x)
+    if notes:
+        lines += ["", "## Notes from the run", "", notes]
+    lines += ["", "## Reproduce", "", "```", r["command"], "```", ""]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()

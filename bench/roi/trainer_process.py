@@ -1,0 +1,126 @@
+"""Runs one budgetsweep-trainer process for the Python peers and records it as a segment.
+
+The peers see the trainer the way budgetsweep does: they read the validation accuracy of each
+epoch from its Prometheus endpoint, polled every config.POLL_SECONDS, and stop it with SIGTERM.
+Each process leaves two files in the run's segments/ folder: <id>.start.json when it starts and
+<id>.json when it has been reaped (start and end time, parameters, the trainer's summary line).
+A driver killed before it could write the second leaves the first and the trainer's log; the
+collector then takes the log's last write as the end.
+"""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+import urllib.request
+
+import config
+
+_OBJECTIVE = re.compile(
+    r'^budgetsweep_trainer_objective\{([^}]*)\}\s+(\S+)', re.MULTILINE)
+
+
+def _labels(text):
+    return dict(re.findall(r'(\w+)="([^"]*)"', text))
+
+
+def validation_accuracies(metrics_text):
+    """Maps epoch -> validation accuracy from a Prometheus text exposition."""
+    out = {}
+    for labels, value in _OBJECTIVE.findall(metrics_text):
+        lab = _labels(labels)
+        if lab.get("metric") == "validation_accuracy":
+            out[int(float(lab["resource"]))] = float(value)
+    return out
+
+
+class TrainerProcess:
+    """One trainer run to the full resource; iterate epochs() and call stop() to prune."""
+
+    def __init__(self, trainer, params, segments_dir, segment_id):
+        self.params = params
+        self.segment_id = segment_id
+        self.segments_dir = segments_dir
+        self.log_path = os.path.join(segments_dir, f"{segment_id}.log")
+        # setpriv execs the trainer with a parent-death signal: it gets SIGTERM if the thread
+        # that started it dies (e.g. when Ray kills a trial's actor). Its own session keeps it
+        # out of signals sent to the driver's process group.
+        argv = ["setpriv", "--pdeathsig", "TERM", "--"] + config.trainer_args(trainer) + [
+            f"--epochs={config.size()['epochs']}",
+            "--metrics-host=127.0.0.1",
+            "--metrics-port=0",
+        ] + [f"--{name}={value}" for name, value in params.items()]
+        with open(self.log_path, "w") as log:
+            self.start = time.time()
+            self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
+                                         start_new_session=True)
+        self._write("start", {"segment": segment_id, "params": params, "start": self.start,
+                              "pid": self.proc.pid})
+        self.stopped = False
+        self._summary_at_exit = None
+
+    def _write(self, kind, record):
+        name = f"{self.segment_id}.{kind}.json" if kind == "start" else f"{self.segment_id}.json"
+        path = os.path.join(self.segments_dir, name)
+        with open(path + ".tmp", "w") as f:
+            json.dump(record, f)
+        os.rename(path + ".tmp", path)
+
+    def _metrics_url(self):
+        with open(self.log_path) as f:
+            m = re.search(r"serving metrics on ([\d.]+):(\d+)", f.read())
+        return f"http://{m.group(1)}:{m.group(2)}/metrics" if m else None
+
+    def epochs(self):
+        """Yields (epoch, validation accuracy) as the trainer reports them, until it exits."""
+        url, seen = None, set()
+        while True:
+            running = self.proc.poll() is None
+            url = url or self._metrics_url()
+            values = {}
+            if url:
+                try:
+                    with urllib.request.urlopen(url, timeout=2) as r:
+                        values = validation_accuracies(r.read().decode())
+                except OSError:
+                    pass  # not serving yet, or already gone
+            for epoch in sorted(set(values) - seen):
+                seen.add(epoch)
+                yield epoch, values[epoch]
+            if not running:
+                break
+            time.sleep(config.POLL_SECONDS)
+        # An epoch that ended too close to the exit to be scraped is still in the summary line.
+        history = self._summary().get("validation_accuracy", [])
+        for epoch, value in enumerate(history, start=1):
+            if epoch not in seen:
+                yield epoch, value
+
+    def _summary(self):
+        summary = {}
+        with open(self.log_path) as f:
+            for line in f:
+                if line.startswith("{"):
+                    summary = json.loads(line)
+        return summary
+
+    def stop(self):
+        """Asks a running trainer to stop (it exits within its grace period)."""
+        if self.proc.poll() is None:
+            self.stopped = True
+            self.proc.send_signal(signal.SIGTERM)
+
+    def finish(self):
+        """Reaps the trainer, records the segment, and returns the trainer's summary (or {})."""
+        if self._summary_at_exit is not None:
+            return self._summary_at_exit
+        exit_code = self.proc.wait()
+        end = time.time()
+        summary = self._summary()
+        self._write("end", {"segment": self.segment_id, "params": self.params,
+                            "start": self.start, "end": end, "exit_code": exit_code,
+                            "stopped": self.stopped, "summary": summary})
+        self._summary_at_exit = summary
+        return summary

@@ -7,11 +7,8 @@
 #include <vector>
 
 #include "operator/adapters/observability/health_server.h"
-#include "operator/core/ledger.h"
-#include "operator/core/sweep_model.h"
-#include "operator/core/sweep_status.h"
+#include "tests/fixtures/operator-metrics/example_status.h"
 #include "tests/unit/adapters/observability/scrape.h"
-#include "tests/unit/core/sweep_fixture.h"
 
 namespace bsw::observability {
 namespace {
@@ -22,47 +19,8 @@ using testing::Value;
 
 constexpr double kNow = 1767000000;
 
-// A status made by BuildStatus itself (budget 4 GPU-h, rungs 1, 3, 9, 27): three trials reached
-// rung 0 (values 0.8, 0.7, 0.6), the best continued, one was stopped; one trial finished a
-// 30-minute segment and one has run 30 minutes with 30 more reserved.
-json RealStatus() {
-  SweepModel model(bsw::testing::SpecWith([](json&) {}));
-  auto apply = [&model](Event e) { EXPECT_TRUE(model.Apply(e).ok()); };
-  const double values[] = {0.8, 0.7, 0.6};
-  for (int64_t t = 0; t < 3; ++t) {
-    Event created = Event::Of(Event::Type::kTrialCreated, kNow - 3600, t);
-    created.params = {{"lr", 0.01}};
-    apply(created);
-    Event launched = Event::Of(Event::Type::kSegmentLaunched, kNow - 3600, t, 1);
-    launched.until = 3;
-    launched.deadline = kNow + 1800;
-    apply(launched);
-    Event recorded = Event::Of(Event::Type::kValueRecorded, kNow - 1800, t);
-    recorded.resource = 1;
-    recorded.value = values[t];
-    recorded.seconds = 600;
-    recorded.units = 1;
-    apply(recorded);
-  }
-  Event stopped = Event::Of(Event::Type::kTrialStopped, kNow - 1700, 2);
-  stopped.reason = "RungCut";
-  apply(stopped);
-  apply(Event::Of(Event::Type::kSegmentEnded, kNow - 1700, 2, 1));
-
-  Ledger ledger(4 * 3600);
-  SegmentStatus finished;
-  finished.trial = "fmnist-cnn-t0001";
-  finished.started_unix_seconds = kNow - 3600;
-  finished.finished_unix_seconds = kNow - 1800;
-  finished.devices = 1;
-  SegmentStatus running;
-  running.trial = "fmnist-cnn-t0000";
-  running.started_unix_seconds = kNow - 1800;
-  running.devices = 1;
-  running.deadline_unix_seconds = kNow + 1800;
-  ledger.Observe({finished, running}, kNow);
-  return BuildStatus(model, ledger, json::array());
-}
+// The example status (tests/fixtures/operator-metrics): budget 4 GPU-h; used 1.0, reserved 0.5.
+json RealStatus() { return bsw::testing::ExampleStatus("fmnist-cnn", kNow, 1800); }
 
 class OperatorMetricsTest : public ::testing::Test {
  protected:

@@ -11,6 +11,7 @@ packages=(
   googletest libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   libturbojpeg0-dev libpng-dev
   dataset-fashion-mnist
+  python3-yaml
 )
 
 missing=()

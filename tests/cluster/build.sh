@@ -4,7 +4,7 @@
 # A warm cache makes this a no-op that runs no Go command at all.
 #
 # Usage: tests/cluster/build.sh [component...]   (default: all of them)
-#   components: kube-apiserver kube-scheduler etcd helm
+#   components: kube-apiserver kube-scheduler kube-controller-manager etcd helm
 # Prints the cache path of each binary, and how long each cold build took.
 set -euo pipefail
 
@@ -40,6 +40,8 @@ bin_path() {
   case $1 in
     kube-apiserver) echo "$CACHE_DIR/kube-apiserver-$K8S_VERSION/kube-apiserver" ;;
     kube-scheduler) echo "$CACHE_DIR/kube-scheduler-$K8S_VERSION/kube-scheduler" ;;
+    kube-controller-manager)
+      echo "$CACHE_DIR/kube-controller-manager-$K8S_VERSION/kube-controller-manager" ;;
     etcd)           echo "$CACHE_DIR/etcd-$ETCD_VERSION/etcd" ;;
     helm)           echo "$CACHE_DIR/helm-$HELM_VERSION/helm" ;;
     *) die "unknown component: $1" ;;
@@ -86,7 +88,8 @@ k8s_wrapper() {
     log "wrapper pins $(echo "$staging" | wc -l) staging modules at v0.$(k8s_minor).${K8S_VERSION##*.}"
     "${NICE[@]}" "$GO" get -tags selinux,notest,grpcnotrace \
       "k8s.io/kubernetes/cmd/kube-apiserver@$K8S_VERSION" \
-      "k8s.io/kubernetes/cmd/kube-scheduler@$K8S_VERSION" >&2
+      "k8s.io/kubernetes/cmd/kube-scheduler@$K8S_VERSION" \
+      "k8s.io/kubernetes/cmd/kube-controller-manager@$K8S_VERSION" >&2
   ) || die "preparing the k8s wrapper module failed"
   K8S_WRAPPER=$w
 }
@@ -100,7 +103,7 @@ k8s_ldflags() {
   echo "$f"
 }
 
-build_k8s() {   # kube-apiserver | kube-scheduler
+build_k8s() {   # kube-apiserver | kube-scheduler | kube-controller-manager
   local comp=$1 out
   k8s_wrapper
   out=$(mkscratch "$comp"); SCRATCH+=("$out")
@@ -158,7 +161,7 @@ ensure() {
   log "$comp: building (cold) ..."
   start=$(date +%s)
   case $comp in
-    kube-apiserver|kube-scheduler) build_k8s "$comp" ;;
+    kube-apiserver|kube-scheduler|kube-controller-manager) build_k8s "$comp" ;;
     etcd) build_etcd ;;
     helm) build_helm ;;
   esac
@@ -169,7 +172,7 @@ ensure() {
 }
 
 components=("$@")
-[ ${#components[@]} -gt 0 ] || components=(etcd kube-apiserver kube-scheduler helm)
+[ ${#components[@]} -gt 0 ] || components=(etcd kube-apiserver kube-scheduler kube-controller-manager helm)
 
 # Fast path: everything cached -> no lock, no Go.
 all_cached=1

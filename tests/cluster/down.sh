@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Stop the local test cluster started by up.sh: kube-scheduler, kube-apiserver, etcd.
+# Stop the local test cluster started by up.sh: kube-controller-manager, kube-scheduler,
+# kube-apiserver, etcd.
 #   tests/cluster/down.sh            stop; keep certificates and etcd data (the next up.sh reuses them)
 #   tests/cluster/down.sh --purge    stop and delete the whole state directory
 # Exits non-zero if a process of this cluster is still alive afterwards.

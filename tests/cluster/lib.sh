@@ -6,7 +6,7 @@
 #   logs/<c>.log        stdout+stderr of each component
 #   ports.env           the loopback ports in use
 #   admin.kubeconfig    cluster-admin (CN=admin, O=system:masters)
-#   scheduler.kubeconfig
+#   scheduler.kubeconfig, controller-manager.kubeconfig
 #   cluster.env         KUBECONFIG, the API server URL, ports, binaries (for tests to source)
 
 BSW_CLUSTER_DIR=${BSW_CLUSTER_DIR:-$HOME/.cache/budgetsweep/cluster}
@@ -14,7 +14,7 @@ STATE=$BSW_CLUSTER_DIR
 RUN=$STATE/run
 LOGS=$STATE/logs
 PKI=$STATE/pki
-COMPONENTS=(etcd kube-apiserver kube-scheduler)   # start order; stop in reverse
+COMPONENTS=(etcd kube-apiserver kube-scheduler kube-controller-manager)   # start order; stop in reverse
 
 say() { printf '[cluster] %s\n' "$*" >&2; }
 fail() { printf '[cluster] error: %s\n' "$*" >&2; exit 1; }
@@ -55,6 +55,6 @@ cluster_pids() {
   local pid exe
   for pid in $(pgrep -f -- "$STATE/" 2>/dev/null); do
     exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || continue
-    case ${exe##*/} in etcd|kube-apiserver|kube-scheduler) echo "$pid" ;; esac
+    case ${exe##*/} in etcd|kube-apiserver|kube-scheduler|kube-controller-manager) echo "$pid" ;; esac
   done
 }

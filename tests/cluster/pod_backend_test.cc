@@ -25,7 +25,9 @@
 #include "operator/adapters/kube/client.h"
 #include "operator/adapters/kube/config.h"
 #include "operator/adapters/kube/errors.h"
+#include "operator/adapters/yaml/sweep_file.h"
 #include "tests/cluster/agent_cluster_test.h"
+#include "tests/unit/core/sweep_fixture.h"
 
 namespace bsw::kube {
 namespace {
@@ -176,7 +178,29 @@ class PodBackendTest : public testing::AgentClusterTest {
   // Every pod really passes Pod Security admission: the namespace enforces `restricted`.
   void SetUp() override {
     SetUpCluster("pb", Json{{"pod-security.kubernetes.io/enforce", "restricted"}});
+    if (!IsSkipped() && !HasFatalFailure()) CreateOwner();
     if (!IsSkipped() && !HasFatalFailure()) StartAgent(1, 4);
+  }
+
+  // The pods' owner is a real BudgetSweep `sw` (the CRD is applied if missing): the cluster's
+  // garbage collector deletes a pod whose owner does not exist.
+  void CreateOwner() {
+    const Resource crds{"apiextensions.k8s.io", "v1", "customresourcedefinitions", false};
+    StatusOr<Json> crd =
+        ParseSweepText(testing::ReadAll("crds/budgetsweeps.budgetsweep.dev.yaml"), "the CRD");
+    ASSERT_TRUE(crd.ok()) << crd.status().message();
+    StatusOr<Json> applied = client_->Create(crds, "", *crd);
+    ASSERT_TRUE(applied.ok() || IsAlreadyExists(applied.status())) << applied.status().message();
+    const Resource sweeps{"budgetsweep.dev", "v1alpha1", "budgetsweeps", true};
+    Json sweep = bsw::testing::ValidSweepJson();
+    sweep["metadata"]["name"] = "sw";
+    StatusOr<Json> owner = client_->Create(sweeps, ns_, sweep);
+    for (int i = 0; i < 120 && IsNotFound(owner.status()); ++i) {  // until the CRD is served
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      owner = client_->Create(sweeps, ns_, sweep);
+    }
+    ASSERT_TRUE(owner.ok()) << owner.status().message();
+    owner_uid_ = (*owner)["metadata"]["uid"].get<std::string>();
   }
 
   // A backend whose template runs `script` with sh on this test's node.
@@ -185,7 +209,7 @@ class PodBackendTest : public testing::AgentClusterTest {
     options.client = client_.get();
     options.ns = ns_;
     options.owner.name = "sw";
-    options.owner.uid = "0b6e7f3c-4b8e-4f7e-9a55-1d2c3b4a5f60";
+    options.owner.uid = owner_uid_;
     options.metrics_port = 9555;
     options.checkpoint_dir = "/ckpt/";
     options.trial_template =
@@ -234,6 +258,8 @@ class PodBackendTest : public testing::AgentClusterTest {
         limit);
     return last;
   }
+
+  std::string owner_uid_;  // of the BudgetSweep sw in ns_
 };
 
 TEST_F(PodBackendTest, Start_CreatesOneCompliantPodWithTheContract) {
@@ -259,7 +285,7 @@ TEST_F(PodBackendTest, Start_CreatesOneCompliantPodWithTheContract) {
   EXPECT_EQ(owner["apiVersion"], "budgetsweep.dev/v1alpha1");
   EXPECT_EQ(owner["kind"], "BudgetSweep");
   EXPECT_EQ(owner["name"], "sw");
-  EXPECT_EQ(owner["uid"], "0b6e7f3c-4b8e-4f7e-9a55-1d2c3b4a5f60");
+  EXPECT_EQ(owner["uid"], owner_uid_);
   EXPECT_EQ(owner["controller"], true);
   EXPECT_EQ(owner["blockOwnerDeletion"], false);
   EXPECT_NEAR(std::stod(metadata["annotations"]["budgetsweep.dev/deadline"].get<std::string>()),

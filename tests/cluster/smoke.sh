@@ -2,8 +2,8 @@
 # Check the test cluster by hand: starts it (up.sh), then asserts what a test relies on:
 #   the pinned version, cluster-admin rights, namespace creation, a pod staying Pending without
 #   nodes, the scheduler binding a pod requesting nvidia.com/gpu to a Node created through the API,
-#   and helm from the cache. Cleans up its objects (not the namespace: without a
-#   controller-manager, namespace deletion never finishes). Leaves the cluster running.
+#   and helm from the cache. Cleans up its objects and its namespace (kube-controller-manager
+#   finishes the deletion). Leaves the cluster running.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 eval "$("$HERE/up.sh" | tail -1)"
@@ -24,6 +24,7 @@ kubectl create namespace "$ns" >/dev/null && ok "create namespace $ns"
 cleanup() {
   kubectl -n "$ns" delete pod --all --grace-period=0 --force >/dev/null 2>&1 || true
   kubectl delete node "$node" >/dev/null 2>&1 || true
+  kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
 

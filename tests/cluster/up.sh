@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Start (or reuse) a local test cluster: etcd, kube-apiserver (RBAC, client certificates) and
-# kube-scheduler, all on free loopback ports, built from Go modules by build.sh.
+# Start (or reuse) a local test cluster: etcd, kube-apiserver (RBAC, client certificates),
+# kube-scheduler and kube-controller-manager, all on free loopback ports, built from Go modules by
+# build.sh.
 #
 #   eval "$(tests/cluster/up.sh | tail -1)"     # sets KUBECONFIG (cluster-admin)
 #   tests/cluster/down.sh                       # stops it (--purge also deletes its state)
@@ -19,8 +20,8 @@ READY_TIMEOUT=${BSW_CLUSTER_TIMEOUT:-120}
 # ---- binaries -----------------------------------------------------------------------------------
 declare -A BIN
 # helm is built by `build.sh helm` for the tests that install the chart, not for every cluster.
-while IFS='=' read -r k v; do BIN[$k]=$v; done < <("$HERE/build.sh" etcd kube-apiserver kube-scheduler)
-for c in etcd kube-apiserver kube-scheduler; do
+while IFS='=' read -r k v; do BIN[$k]=$v; done < <("$HERE/build.sh" "${COMPONENTS[@]}")
+for c in "${COMPONENTS[@]}"; do
   [ -x "${BIN[$c]:-}" ] || fail "build.sh did not produce $c"
 done
 
@@ -30,9 +31,8 @@ exec 8>"$STATE/.up.lock"
 flock -w 600 8 || fail "$STATE/.up.lock is held by another process for 10 min"
 
 # ---- certificates (openssl) ---------------------------------------------------------------------
-gen_pki() {
-  local d=$1 cnf=$1/openssl.cnf
-  cat > "$cnf" <<'EOF'
+write_openssl_cnf() {
+  cat > "$1/openssl.cnf" <<'EOF'
 [req]
 distinguished_name = dn
 prompt = no
@@ -56,27 +56,40 @@ extendedKeyUsage = clientAuth
 subjectKeyIdentifier = hash
 authorityKeyIdentifier = keyid
 EOF
-  local ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
-  mkca() {   # name subject
-    openssl req -config "$cnf" -x509 "${ec[@]}" -keyout "$d/$1.key" -out "$d/$1.crt" \
-      -days 3650 -subj "$2" -extensions ca 2>/dev/null
-  }
-  mkcert() { # name subject ca-name profile
-    openssl req -config "$cnf" -new "${ec[@]}" -keyout "$d/$1.key" -out "$d/$1.csr" -subj "$2" 2>/dev/null
-    openssl x509 -req -in "$d/$1.csr" -CA "$d/$3.crt" -CAkey "$d/$3.key" \
-      -set_serial "0x$(openssl rand -hex 16)" -days 3650 \
-      -extfile "$cnf" -extensions "$4" -out "$d/$1.crt" 2>/dev/null
-    rm -f "$d/$1.csr"
-  }
-  mkca ca "/CN=budgetsweep-test-ca"                        # signs serving certificates
-  mkca client-ca "/CN=budgetsweep-test-client-ca"          # signs client certificates
-  mkcert apiserver "/CN=kube-apiserver" ca server
-  mkcert scheduler-serving "/CN=kube-scheduler" ca server
-  mkcert admin "/O=system:masters/CN=admin" client-ca client
-  mkcert scheduler "/CN=system:kube-scheduler" client-ca client
+}
+EC_KEY=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
+mkca() {   # dir name subject
+  openssl req -config "$1/openssl.cnf" -x509 "${EC_KEY[@]}" -keyout "$1/$2.key" -out "$1/$2.crt" \
+    -days 3650 -subj "$3" -extensions ca 2>/dev/null
+}
+mkcert() { # dir name subject ca-name profile
+  local d=$1
+  openssl req -config "$d/openssl.cnf" -new "${EC_KEY[@]}" -keyout "$d/$2.key" -out "$d/$2.csr" \
+    -subj "$3" 2>/dev/null
+  openssl x509 -req -in "$d/$2.csr" -CA "$d/$4.crt" -CAkey "$d/$4.key" \
+    -set_serial "0x$(openssl rand -hex 16)" -days 3650 \
+    -extfile "$d/openssl.cnf" -extensions "$5" -out "$d/$2.crt" 2>/dev/null
+  rm -f "$d/$2.csr"
+}
+# The controller-manager's pair came after the rest: a state directory made before it gets them
+# added, signed by its existing CAs.
+controller_manager_certs() {
+  mkcert "$1" controller-manager-serving "/CN=kube-controller-manager" ca server
+  mkcert "$1" controller-manager "/CN=system:kube-controller-manager" client-ca client
+  chmod 600 "$1"/*.key
+}
+gen_pki() {
+  local d=$1
+  write_openssl_cnf "$d"
+  mkca "$d" ca "/CN=budgetsweep-test-ca"                        # signs serving certificates
+  mkca "$d" client-ca "/CN=budgetsweep-test-client-ca"          # signs client certificates
+  mkcert "$d" apiserver "/CN=kube-apiserver" ca server
+  mkcert "$d" scheduler-serving "/CN=kube-scheduler" ca server
+  mkcert "$d" admin "/O=system:masters/CN=admin" client-ca client
+  mkcert "$d" scheduler "/CN=system:kube-scheduler" client-ca client
   openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$d/sa.key" 2>/dev/null
   openssl pkey -in "$d/sa.key" -pubout -out "$d/sa.pub"
-  chmod 600 "$d"/*.key
+  controller_manager_certs "$d"
 }
 if [ ! -f "$PKI/.complete" ]; then
   say "generating certificates in $PKI"
@@ -84,17 +97,21 @@ if [ ! -f "$PKI/.complete" ]; then
   gen_pki "$PKI.tmp" || fail "openssl failed"
   touch "$PKI.tmp/.complete"
   mv "$PKI.tmp" "$PKI"
+elif [ ! -s "$PKI/controller-manager.crt" ] || [ ! -s "$PKI/controller-manager-serving.crt" ]; then
+  say "adding the controller-manager's certificates to $PKI"
+  controller_manager_certs "$PKI" || fail "openssl failed"
 fi
 PKI_ID=$(cat "$PKI/ca.crt" "$PKI/client-ca.crt" "$PKI/sa.pub" | sha256sum | cut -c1-16)
 
 # ---- ports --------------------------------------------------------------------------------------
-declare -A PORT OWNER=([ETCD_PORT]=etcd [ETCD_PEER_PORT]=etcd [APISERVER_PORT]=kube-apiserver [SCHEDULER_PORT]=kube-scheduler)
+declare -A PORT OWNER=([ETCD_PORT]=etcd [ETCD_PEER_PORT]=etcd [APISERVER_PORT]=kube-apiserver
+  [SCHEDULER_PORT]=kube-scheduler [CONTROLLER_MANAGER_PORT]=kube-controller-manager)
 if [ -f "$STATE/ports.env" ]; then
   while IFS='=' read -r k v; do [ -n "${OWNER[$k]:-}" ] && [[ $v =~ ^[0-9]+$ ]] && PORT[$k]=$v; done < "$STATE/ports.env"
 fi
 port_free() { ! ss -Htln "sport = :$1" 2>/dev/null | grep -q .; }
 port_taken_here() { local k; for k in "${!PORT[@]}"; do [ "${PORT[$k]}" = "$1" ] && return 0; done; return 1; }
-for k in ETCD_PORT ETCD_PEER_PORT APISERVER_PORT SCHEDULER_PORT; do
+for k in "${!OWNER[@]}"; do
   p=${PORT[$k]:-}
   if [ -n "$p" ] && [ -n "$(comp_pid "${OWNER[$k]}")" ]; then continue; fi   # its owner runs
   if [ -n "$p" ] && port_free "$p"; then continue; fi
@@ -105,7 +122,7 @@ for k in ETCD_PORT ETCD_PEER_PORT APISERVER_PORT SCHEDULER_PORT; do
   done
   [ -n "${PORT[$k]:-}" ] || fail "no free port for $k"
 done
-{ for k in ETCD_PORT ETCD_PEER_PORT APISERVER_PORT SCHEDULER_PORT; do echo "$k=${PORT[$k]}"; done; } > "$STATE/ports.env"
+{ for k in "${!OWNER[@]}"; do echo "$k=${PORT[$k]}"; done; } | sort > "$STATE/ports.env"
 API_URL=https://127.0.0.1:${PORT[APISERVER_PORT]}
 ETCD_URL=http://127.0.0.1:${PORT[ETCD_PORT]}
 PEER_URL=http://127.0.0.1:${PORT[ETCD_PEER_PORT]}
@@ -138,6 +155,7 @@ EOF
 }
 write_kubeconfig "$STATE/admin.kubeconfig" admin admin
 write_kubeconfig "$STATE/scheduler.kubeconfig" system:kube-scheduler scheduler
+write_kubeconfig "$STATE/controller-manager.kubeconfig" system:kube-controller-manager controller-manager
 
 # ---- start or reuse -----------------------------------------------------------------------------
 # ensure_comp <component> <fingerprint-extra> <argv...>: reuse the running process when its
@@ -193,9 +211,11 @@ apiserver_ok() {
   [ "$(admin_curl "$API_URL/readyz")" = ok ] &&
     admin_curl -o /dev/null "$API_URL/api/v1/namespaces/default"   # created shortly after start
 }
-scheduler_ok() {
-  [ "$(curl -fsS --max-time 5 --cacert "$PKI/ca.crt" "https://127.0.0.1:${PORT[SCHEDULER_PORT]}/readyz")" = ok ]
+serving_ok() {   # port path: our own serving certificate answers "ok"
+  [ "$(curl -fsS --max-time 5 --cacert "$PKI/ca.crt" "https://127.0.0.1:$1$2")" = ok ]
 }
+scheduler_ok() { serving_ok "${PORT[SCHEDULER_PORT]}" /readyz; }
+controller_manager_ok() { serving_ok "${PORT[CONTROLLER_MANAGER_PORT]}" /healthz; }
 
 ensure_comp etcd "pki=$PKI_ID" \
   "${BIN[etcd]}" --name=bsw --data-dir="$STATE/etcd-data" \
@@ -233,6 +253,28 @@ ensure_comp kube-scheduler "pki=$PKI_ID api=$API_URL" \
   --tls-cert-file="$PKI/scheduler-serving.crt" --tls-private-key-file="$PKI/scheduler-serving.key" \
   --leader-elect=false
 wait_healthy kube-scheduler scheduler_ok
+
+# kube-controller-manager: Deployments and ReplicaSets, the garbage collector, namespace deletion,
+# default ServiceAccounts and their token Secrets. Each controller acts as its own ServiceAccount
+# in kube-system (as kubeadm runs it), so RBAC's bootstrap roles apply unchanged.
+# Its flex-volume directory is in the state directory: the default is under /usr/libexec, which it
+# would create. Left out: the node lifecycle controller. The cluster's Nodes are API objects kept by tests (some
+# never post a Ready condition) or by the node agent; tainting them not-ready or unreachable, and
+# evicting their pods, would be the controller reacting to the harness, not to a failure.
+ensure_comp kube-controller-manager "pki=$PKI_ID api=$API_URL" \
+  "${BIN[kube-controller-manager]}" \
+  --kubeconfig="$STATE/controller-manager.kubeconfig" \
+  --bind-address=127.0.0.1 --secure-port="${PORT[CONTROLLER_MANAGER_PORT]}" \
+  --tls-cert-file="$PKI/controller-manager-serving.crt" \
+  --tls-private-key-file="$PKI/controller-manager-serving.key" \
+  --use-service-account-credentials=true \
+  --service-account-private-key-file="$PKI/sa.key" \
+  --root-ca-file="$PKI/ca.crt" \
+  --service-cluster-ip-range=10.0.0.0/24 \
+  --controllers='*,-node-lifecycle-controller' \
+  --flex-volume-plugin-dir="$STATE/flexvolume" \
+  --leader-elect=false
+wait_healthy kube-controller-manager controller_manager_ok
 
 # ---- report -------------------------------------------------------------------------------------
 KUBECONFIG_PATH=$STATE/admin.kubeconfig

@@ -1,0 +1,98 @@
+#include "operator/adapters/observability/health_server.h"
+
+#include <httplib.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+#include <sys/socket.h>
+
+#include <charconv>
+#include <chrono>
+#include <thread>
+#include <utility>
+
+namespace bsw::observability {
+
+StatusOr<ListenAddress> ParseListenAddress(const std::string& address) {
+  auto invalid = [&address] {
+    return InvalidArgumentError("listen address \"" + address +
+                                "\": want host:port, :port or [ipv6]:port with a port 0-65535");
+  };
+  size_t colon = address.rfind(':');
+  if (colon == std::string::npos) return invalid();
+  ListenAddress out;
+  out.host = address.substr(0, colon);
+  if (out.host.size() >= 2 && out.host.front() == '[' && out.host.back() == ']') {
+    out.host = out.host.substr(1, out.host.size() - 2);
+  } else if (out.host.find_first_of(":[]") != std::string::npos) {
+    return invalid();
+  }
+  if (out.host.empty()) out.host = "0.0.0.0";
+  const std::string port = address.substr(colon + 1);
+  const char* end = port.data() + port.size();
+  auto [parsed_end, error] = std::from_chars(port.data(), end, out.port);
+  if (port.empty() || error != std::errc() || parsed_end != end || out.port < 0 ||
+      out.port > 65535) {
+    return invalid();
+  }
+  return out;
+}
+
+struct HealthServer::Serving {
+  httplib::Server server;
+  std::thread thread;
+};
+
+HealthServer::HealthServer(std::unique_ptr<Serving> serving, int port)
+    : serving_(std::move(serving)), port_(port) {}
+
+HealthServer::~HealthServer() {
+  serving_->server.stop();
+  serving_->thread.join();
+}
+
+StatusOr<std::unique_ptr<HealthServer>> HealthServer::Start(
+    const std::string& address, std::shared_ptr<prometheus::Registry> registry,
+    std::function<bool()> ready) {
+  StatusOr<ListenAddress> listen = ParseListenAddress(address);
+  if (!listen.ok()) return listen.status();
+
+  auto serving = std::make_unique<Serving>();
+  httplib::Server& server = serving->server;
+  // httplib's default also sets SO_REUSEPORT, with which a second operator on the same port binds
+  // too and silently gets half the scrapes and probes. SO_REUSEADDR alone still allows a restart
+  // while old connections linger in TIME_WAIT.
+  server.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
+  server.Get("/healthz", [](const httplib::Request&, httplib::Response& response) {
+    response.set_content("ok", "text/plain");
+  });
+  server.Get("/readyz",
+             [ready = std::move(ready)](const httplib::Request&, httplib::Response& response) {
+               const bool is_ready = !ready || ready();
+               response.status = is_ready ? 200 : 503;
+               response.set_content(is_ready ? "ok" : "not ready", "text/plain");
+             });
+  if (registry) {
+    server.Get("/metrics", [registry = std::move(registry)](const httplib::Request&,
+                                                            httplib::Response& response) {
+      response.set_content(prometheus::TextSerializer().Serialize(registry->Collect()),
+                           "text/plain; version=0.0.4; charset=utf-8");
+    });
+  }
+
+  const int port = listen->port == 0
+                       ? server.bind_to_any_port(listen->host)
+                       : (server.bind_to_port(listen->host, listen->port) ? listen->port : -1);
+  if (port < 0) {
+    return UnavailableError("cannot listen on " + address + " (host " + listen->host +
+                            "): the port is taken or the host is not a local address");
+  }
+  serving->thread = std::thread([&server] { server.listen_after_bind(); });
+  // stop() is a no-op until the loop runs: wait for it, so that the destructor always ends it.
+  while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return std::unique_ptr<HealthServer>(new HealthServer(std::move(serving), port));
+}
+
+}  // namespace bsw::observability

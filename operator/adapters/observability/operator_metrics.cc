@@ -1,0 +1,213 @@
+#include "operator/adapters/observability/operator_metrics.h"
+
+#include <cmath>
+#include <initializer_list>
+
+#include "operator/core/sweep_model.h"
+
+namespace bsw::observability {
+namespace {
+
+using nlohmann::json;
+using prometheus::Counter;
+using prometheus::Family;
+using prometheus::Gauge;
+using prometheus::Labels;
+
+Family<Gauge>& GaugeFamily(prometheus::Registry& registry, const std::string& name,
+                           const std::string& help) {
+  return prometheus::BuildGauge().Name(name).Help(help).Register(registry);
+}
+
+Family<Counter>& CounterFamily(prometheus::Registry& registry, const std::string& name,
+                               const std::string& help) {
+  return prometheus::BuildCounter().Name(name).Help(help).Register(registry);
+}
+
+// From 1 ms to 10 s: a pass over a cached sweep up to one slowed by API round trips.
+prometheus::Histogram::BucketBoundaries ReconcileBuckets() {
+  return {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+}
+
+// The number at `key` of `object`, or nullptr when it is absent or not a number.
+const json* NumberAt(const json& object, const char* key) {
+  if (!object.is_object()) return nullptr;
+  auto it = object.find(key);
+  return it != object.end() && it->is_number() ? &*it : nullptr;
+}
+
+// The phases a sweep can be in; every one gets a series so that a query never misses a phase.
+constexpr std::initializer_list<SweepPhase> kSweepPhases = {
+    SweepPhase::kPending, SweepPhase::kRunning, SweepPhase::kCompleted,
+    SweepPhase::kBudgetExhausted, SweepPhase::kFailed};
+
+// A rung's resource as a label value: "1", "3", "0.5" (no trailing zeros).
+std::string ResourceLabel(double resource) {
+  std::string text = json(resource).dump();
+  if (text.size() > 2 && text.ends_with(".0")) text.resize(text.size() - 2);
+  return text;
+}
+
+}  // namespace
+
+OperatorMetrics::OperatorMetrics()
+    : registry_(std::make_shared<prometheus::Registry>()),
+      budget_total_(GaugeFamily(*registry_, "budgetsweep_sweep_budget_gpu_hours",
+                                "The sweep's hard budget (spec.budget.gpuHours), in GPU-hours")),
+      budget_used_(GaugeFamily(*registry_, "budgetsweep_sweep_budget_used_gpu_hours",
+                               "GPU-hours charged to the sweep so far (status.budget.used)")),
+      budget_reserved_(GaugeFamily(*registry_, "budgetsweep_sweep_budget_reserved_gpu_hours",
+                                   "GPU-hours reserved by the deadlines of running trials "
+                                   "(status.budget.reserved)")),
+      budget_remaining_(
+          GaugeFamily(*registry_, "budgetsweep_sweep_budget_remaining_gpu_hours",
+                      "GPU-hours neither used nor reserved (status.budget.remaining)")),
+      trials_(GaugeFamily(*registry_, "budgetsweep_sweep_trials",
+                          "The sweep's trials in each state (status.trials)")),
+      created_trials_(GaugeFamily(*registry_, "budgetsweep_sweep_created_trials",
+                                  "Trials the sweep created so far (status.trials.created)")),
+      rung_reached_(GaugeFamily(*registry_, "budgetsweep_sweep_rung_reached_trials",
+                                "Trials that recorded a value at the rung (status.rungs)")),
+      rung_promoted_(GaugeFamily(*registry_, "budgetsweep_sweep_rung_promoted_trials",
+                                 "Trials the rung promoted or let continue (status.rungs)")),
+      best_objective_(GaugeFamily(*registry_, "budgetsweep_sweep_best_objective",
+                                  "The best objective value so far (status.best.value)")),
+      phase_(GaugeFamily(*registry_, "budgetsweep_sweep_phase",
+                         "1 for the sweep's current phase (status.phase), 0 for the others")),
+      promotions_(CounterFamily(*registry_, "budgetsweep_trial_promotions_total",
+                                "Trials promoted (pause mode) or continued (stop mode) at a rung")),
+      kills_(CounterFamily(*registry_, "budgetsweep_trial_kills_total",
+                           "Trials stopped by a rung decision")),
+      decisions_(CounterFamily(*registry_, "budgetsweep_decisions_total",
+                               "Actions the planner decided, by kind")),
+      query_errors_(CounterFamily(*registry_, "budgetsweep_prometheus_query_errors_total",
+                                  "Prometheus HTTP API queries that failed")),
+      reconcile_seconds_(prometheus::BuildHistogram()
+                             .Name("budgetsweep_reconcile_duration_seconds")
+                             .Help("Wall-clock duration of one reconcile pass")
+                             .Register(*registry_)
+                             .Add({}, ReconcileBuckets())),
+      queue_depth_(
+          GaugeFamily(*registry_, "budgetsweep_workqueue_depth", "Sweeps waiting in the work queue")
+              .Add({})) {}
+
+Gauge& OperatorMetrics::SweepGauge(Family<Gauge>& family, const SweepKey& key, Labels extra) {
+  extra.emplace("namespace", key.first);
+  extra.emplace("sweep", key.second);
+  Gauge& gauge = family.Add(extra);
+  sweeps_[key].gauges.emplace(&family, &gauge);
+  return gauge;
+}
+
+void OperatorMetrics::ObserveSweep(const std::string& ns, const std::string& sweep,
+                                   const json& status) {
+  const SweepKey key{ns, sweep};
+  std::lock_guard lock(mutex_);
+  sweeps_.try_emplace(key);
+
+  const json budget = status.is_object() ? status.value("budget", json()) : json();
+  for (auto [field, family] :
+       {std::pair{"gpuHours", &budget_total_}, std::pair{"used", &budget_used_},
+        std::pair{"reserved", &budget_reserved_}, std::pair{"remaining", &budget_remaining_}}) {
+    if (const json* value = NumberAt(budget, field)) {
+      SweepGauge(*family, key).Set(value->get<double>());
+    }
+  }
+
+  const json trials = status.is_object() ? status.value("trials", json()) : json();
+  if (trials.is_object()) {
+    for (const auto& [state, count] : trials.items()) {
+      if (!count.is_number()) continue;
+      if (state == "created") {
+        SweepGauge(created_trials_, key).Set(count.get<double>());
+      } else {
+        SweepGauge(trials_, key, {{"state", state}}).Set(count.get<double>());
+      }
+    }
+  }
+
+  if (status.is_object() && status.contains("rungs")) ObserveRungs(key, status["rungs"]);
+
+  const json best = status.is_object() ? status.value("best", json()) : json();
+  if (const json* value = NumberAt(best, "value"); value && std::isfinite(value->get<double>())) {
+    SweepGauge(best_objective_, key).Set(value->get<double>());
+  }
+
+  if (status.is_object() && status.contains("phase") && status["phase"].is_string()) {
+    const std::string current = status["phase"].get<std::string>();
+    for (SweepPhase phase : kSweepPhases) {
+      std::string name = SweepPhaseName(phase);
+      SweepGauge(phase_, key, {{"phase", name}}).Set(name == current ? 1 : 0);
+    }
+  }
+}
+
+void OperatorMetrics::ObserveRungs(const SweepKey& key, const json& rungs) {
+  std::set<GaugeSeries> fresh;
+  if (rungs.is_array()) {
+    for (size_t index = 0; index < rungs.size(); ++index) {
+      const json* resource = NumberAt(rungs[index], "resource");
+      if (resource == nullptr) continue;
+      const Labels labels = {{"namespace", key.first},
+                             {"sweep", key.second},
+                             {"rung", std::to_string(index)},
+                             {"resource", ResourceLabel(resource->get<double>())}};
+      for (auto [field, family] :
+           {std::pair{"reached", &rung_reached_}, std::pair{"promoted", &rung_promoted_}}) {
+        if (const json* value = NumberAt(rungs[index], field)) {
+          Gauge& gauge = family->Add(labels);
+          gauge.Set(value->get<double>());
+          fresh.emplace(family, &gauge);
+        }
+      }
+    }
+  }
+  SweepSeries& series = sweeps_[key];
+  for (const auto& [family, gauge] : series.rungs) {
+    if (!fresh.contains({family, gauge})) family->Remove(gauge);
+  }
+  series.rungs = std::move(fresh);
+}
+
+void OperatorMetrics::ForgetSweep(const std::string& ns, const std::string& sweep) {
+  std::lock_guard lock(mutex_);
+  auto it = sweeps_.find({ns, sweep});
+  if (it == sweeps_.end()) return;
+  for (const auto& [family, gauge] : it->second.gauges) family->Remove(gauge);
+  for (const auto& [family, gauge] : it->second.rungs) family->Remove(gauge);
+  for (const auto& [family, counter] : it->second.counters) family->Remove(counter);
+  sweeps_.erase(it);
+}
+
+void OperatorMetrics::Count(Family<Counter>& family, const std::string& ns,
+                            const std::string& sweep, Labels extra) {
+  extra.emplace("namespace", ns);
+  extra.emplace("sweep", sweep);
+  std::lock_guard lock(mutex_);
+  Counter& counter = family.Add(extra);
+  counter.Increment();
+  sweeps_[{ns, sweep}].counters.emplace(&family, &counter);
+}
+
+void OperatorMetrics::CountPromotion(const std::string& ns, const std::string& sweep, int rung) {
+  Count(promotions_, ns, sweep, {{"rung", std::to_string(rung)}});
+}
+
+void OperatorMetrics::CountKill(const std::string& ns, const std::string& sweep, int rung) {
+  Count(kills_, ns, sweep, {{"rung", std::to_string(rung)}});
+}
+
+void OperatorMetrics::CountDecision(const std::string& ns, const std::string& sweep,
+                                    const std::string& kind) {
+  Count(decisions_, ns, sweep, {{"kind", kind}});
+}
+
+void OperatorMetrics::CountQueryError(const std::string& ns, const std::string& sweep) {
+  Count(query_errors_, ns, sweep, {});
+}
+
+void OperatorMetrics::ObserveReconcile(double seconds) { reconcile_seconds_.Observe(seconds); }
+
+void OperatorMetrics::SetQueueDepth(size_t depth) { queue_depth_.Set(static_cast<double>(depth)); }
+
+}  // namespace bsw::observability

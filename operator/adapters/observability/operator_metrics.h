@@ -1,0 +1,114 @@
+#ifndef BSW_ADAPTERS_OBSERVABILITY_OPERATOR_METRICS_H_
+#define BSW_ADAPTERS_OBSERVABILITY_OPERATOR_METRICS_H_
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "nlohmann/json.hpp"
+
+namespace bsw::observability {
+
+// The operator's own Prometheus series (served on --metrics-addr by HealthServer). Per-sweep
+// series carry the labels `namespace` and `sweep`:
+//
+//   budgetsweep_sweep_budget_gpu_hours            gauge   spec.budget.gpuHours
+//   budgetsweep_sweep_budget_used_gpu_hours       gauge   status.budget.used
+//   budgetsweep_sweep_budget_reserved_gpu_hours   gauge   status.budget.reserved
+//   budgetsweep_sweep_budget_remaining_gpu_hours  gauge   status.budget.remaining
+//   budgetsweep_sweep_trials                      gauge   + state (running, paused, completed,
+//                                                           stopped, failed): status.trials
+//   budgetsweep_sweep_created_trials              gauge   status.trials.created
+//   budgetsweep_sweep_rung_reached_trials         gauge   + rung, resource: status.rungs[].reached
+//   budgetsweep_sweep_rung_promoted_trials        gauge   + rung, resource: status.rungs[].promoted
+//   budgetsweep_sweep_best_objective              gauge   status.best.value (absent until a
+//                                                           finite best exists)
+//   budgetsweep_sweep_phase                       gauge   + phase: 1 for status.phase, else 0
+//   budgetsweep_trial_promotions_total            counter + rung
+//   budgetsweep_trial_kills_total                 counter + rung
+//   budgetsweep_decisions_total                   counter + kind
+//   budgetsweep_prometheus_query_errors_total     counter
+// and, for the whole process:
+//   budgetsweep_reconcile_duration_seconds        histogram
+//   budgetsweep_workqueue_depth                   gauge
+//
+// `rung` is the rung index ("0" is the first rung); `resource` its resource in the sweep's unit.
+// Thread-safe.
+class OperatorMetrics {
+ public:
+  OperatorMetrics();
+  OperatorMetrics(const OperatorMetrics&) = delete;
+  OperatorMetrics& operator=(const OperatorMetrics&) = delete;
+
+  // The registry to serve (HealthServer::Start) or to collect in tests.
+  const std::shared_ptr<prometheus::Registry>& registry() const { return registry_; }
+
+  // Sets the sweep's gauges from its status object as BuildStatus (operator/core/sweep_status.h)
+  // makes it. Fields that are missing or not numbers leave their series as they were; rung series
+  // of rungs no longer in the status are removed.
+  void ObserveSweep(const std::string& ns, const std::string& sweep, const nlohmann::json& status);
+  // Removes every series of the sweep (gauges and counters), e.g. once the sweep is deleted.
+  void ForgetSweep(const std::string& ns, const std::string& sweep);
+
+  void CountPromotion(const std::string& ns, const std::string& sweep, int rung);
+  void CountKill(const std::string& ns, const std::string& sweep, int rung);
+  // `kind` names the planner's action, e.g. "start", "resume", "stop", "finish".
+  void CountDecision(const std::string& ns, const std::string& sweep, const std::string& kind);
+  void CountQueryError(const std::string& ns, const std::string& sweep);
+
+  void ObserveReconcile(double seconds);
+  void SetQueueDepth(size_t depth);
+
+ private:
+  using SweepKey = std::pair<std::string, std::string>;
+  using GaugeSeries = std::pair<prometheus::Family<prometheus::Gauge>*, prometheus::Gauge*>;
+  // Every series created for one sweep, so that ForgetSweep can remove them.
+  struct SweepSeries {
+    std::set<GaugeSeries> gauges;
+    std::set<GaugeSeries> rungs;  // replaced as a whole by each ObserveSweep
+    std::set<std::pair<prometheus::Family<prometheus::Counter>*, prometheus::Counter*>> counters;
+  };
+
+  // REQUIRES: mutex_ held.
+  prometheus::Gauge& SweepGauge(prometheus::Family<prometheus::Gauge>& family, const SweepKey& key,
+                                prometheus::Labels extra = {});
+  // REQUIRES: mutex_ held.
+  void ObserveRungs(const SweepKey& key, const nlohmann::json& rungs);
+  void Count(prometheus::Family<prometheus::Counter>& family, const std::string& ns,
+             const std::string& sweep, prometheus::Labels extra);
+
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Family<prometheus::Gauge>& budget_total_;
+  prometheus::Family<prometheus::Gauge>& budget_used_;
+  prometheus::Family<prometheus::Gauge>& budget_reserved_;
+  prometheus::Family<prometheus::Gauge>& budget_remaining_;
+  prometheus::Family<prometheus::Gauge>& trials_;
+  prometheus::Family<prometheus::Gauge>& created_trials_;
+  prometheus::Family<prometheus::Gauge>& rung_reached_;
+  prometheus::Family<prometheus::Gauge>& rung_promoted_;
+  prometheus::Family<prometheus::Gauge>& best_objective_;
+  prometheus::Family<prometheus::Gauge>& phase_;
+  prometheus::Family<prometheus::Counter>& promotions_;
+  prometheus::Family<prometheus::Counter>& kills_;
+  prometheus::Family<prometheus::Counter>& decisions_;
+  prometheus::Family<prometheus::Counter>& query_errors_;
+  prometheus::Histogram& reconcile_seconds_;
+  prometheus::Gauge& queue_depth_;
+
+  std::mutex mutex_;
+  std::map<SweepKey, SweepSeries> sweeps_;
+};
+
+}  // namespace bsw::observability
+
+#endif  // BSW_ADAPTERS_OBSERVABILITY_OPERATOR_METRICS_H_

@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# The Helm chart (charts/budgetsweep) without a cluster: `helm lint --strict` in every mode,
+# values.schema.json rejecting bad values, and what `helm template` renders: the operator's command
+# line per scope, least-privilege RBAC without wildcards, Pod Security "restricted" settings, the
+# optional ServiceMonitor/PodMonitor, and the dashboard ConfigMap. Builds helm on first use
+# (tests/cluster/build.sh helm).
+set -euo pipefail
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/chart_lib.sh"
+
+# ---- helm lint --------------------------------------------------------------------------------
+modes=(
+  "namespace|"
+  "namespace, other watch namespace|--set watchNamespace=ml"
+  "cluster|--set scope=cluster"
+  "two replicas, leader election|--set replicaCount=2 --set leaderElection.enabled=true"
+  "monitors on|--set serviceMonitor.enabled=true --set trialPodMonitor.enabled=true"
+)
+for mode in "${modes[@]}"; do
+  name=${mode%%|*}; read -r -a flags <<<"${mode#*|}"
+  if out=$("$HELM" lint --strict "$CHART" "${flags[@]}" 2>&1); then
+    pass "helm lint --strict ($name)"
+  else
+    fail "helm lint --strict ($name)"; indent <<<"$out"
+  fi
+done
+
+# ---- values.schema.json -------------------------------------------------------------------------
+bad_values=(
+  "--set scope=everywhere"
+  "--set replicaCount=3 --set leaderElection.enabled=true"
+  "--set replicaCount=2"
+  "--set metrics.port=0"
+  "--set watchNamespace=Not_A_Namespace"
+  "--set unknownKey=1"
+)
+for flags in "${bad_values[@]}"; do
+  read -r -a f <<<"$flags"
+  if out=$(render r default "${f[@]}" 2>&1); then
+    fail "schema accepted $flags"
+  else
+    grep -q 'values don.t meet the specifications of the schema' <<<"$out" &&
+      pass "schema rejects $flags" || { fail "rejected $flags, not by the schema"; indent <<<"$out"; }
+  fi
+done
+
+# ---- rendered objects ---------------------------------------------------------------------------
+# Scope namespace: a Role and RoleBinding in the watched namespace, --namespace=<it>.
+render rel ops --set watchNamespace=ml >"$TMP/ns.yaml"
+check=$(objects_py '
+kinds = sorted(d["kind"] for d in docs)
+want = ["ConfigMap", "Deployment", "Role", "RoleBinding", "Service", "ServiceAccount"]
+assert kinds == want, kinds
+dep = next(d for d in docs if d["kind"] == "Deployment")
+args = dep["spec"]["template"]["spec"]["containers"][0]["args"]
+assert args == ["operator", "--namespace=ml", "--metrics-addr=:8080", "--health-addr=:8081"], args
+role = next(d for d in docs if d["kind"] == "Role")
+assert role["metadata"]["namespace"] == "ml", role["metadata"]
+binding = next(d for d in docs if d["kind"] == "RoleBinding")
+assert binding["metadata"]["namespace"] == "ml"
+assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "rel-budgetsweep", "namespace": "ops"}]
+print("ok")' <"$TMP/ns.yaml" 2>&1) || true
+[ "$check" = ok ] && pass "scope namespace: Role+RoleBinding in ml, --namespace=ml" ||
+  { fail "scope namespace"; indent <<<"$check"; }
+
+# Scope cluster with two replicas: ClusterRole+Binding, --namespace= (all), --leader-elect, and a
+# Role for the Lease in the release namespace only.
+render rel ops --set scope=cluster --set replicaCount=2 --set leaderElection.enabled=true \
+  >"$TMP/cluster.yaml"
+check=$(objects_py '
+kinds = sorted(d["kind"] for d in docs)
+want = ["ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment", "Role", "RoleBinding",
+        "Service", "ServiceAccount"]
+assert kinds == want, kinds
+dep = next(d for d in docs if d["kind"] == "Deployment")
+assert dep["spec"]["replicas"] == 2
+args = dep["spec"]["template"]["spec"]["containers"][0]["args"]
+assert args == ["operator", "--namespace=", "--metrics-addr=:8080", "--health-addr=:8081",
+                "--leader-elect", "--leader-election-namespace=ops"], args
+lease = next(d for d in docs if d["kind"] == "Role")
+assert lease["metadata"]["namespace"] == "ops"
+assert lease["rules"] == [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+                           "verbs": ["get", "create", "update"]}], lease["rules"]
+print("ok")' <"$TMP/cluster.yaml" 2>&1) || true
+[ "$check" = ok ] && pass "scope cluster: ClusterRole+Binding, --namespace=, --leader-elect in ops with its Role" ||
+  { fail "scope cluster"; indent <<<"$check"; }
+
+# Least privilege: exactly the operator's rules, no wildcard anywhere.
+check=$(objects_py '
+want = {
+  ("budgetsweep.dev", "budgetsweeps"): {"get", "list", "watch", "update", "patch"},
+  ("budgetsweep.dev", "budgetsweeps/status"): {"get", "update", "patch"},
+  ("budgetsweep.dev", "budgetsweeps/finalizers"): {"update"},
+  ("budgetsweep.dev", "budgetsweeptrials"): {"get", "list", "watch", "create", "update", "patch", "delete"},
+  ("", "pods"): {"get", "list", "watch", "create", "delete", "patch"},
+  ("", "events"): {"create", "patch"},
+  ("events.k8s.io", "events"): {"create", "patch"},
+}
+for d in docs:
+    if d["kind"] not in ("Role", "ClusterRole") or "leader-election" in d["metadata"]["name"]:
+        continue
+    got = {}
+    for r in d["rules"]:
+        for field in ("apiGroups", "resources", "verbs"):
+            assert "*" not in r[field], (d["kind"], r)
+        for g in r["apiGroups"]:
+            for res in r["resources"]:
+                got.setdefault((g, res), set()).update(r["verbs"])
+    assert got == want, (d["kind"], got)
+print("ok")' < <(cat "$TMP/ns.yaml"; echo ---; cat "$TMP/cluster.yaml") 2>&1) || true
+[ "$check" = ok ] && pass "RBAC: exactly the operator's verbs, no wildcards (Role and ClusterRole)" ||
+  { fail "RBAC rules"; indent <<<"$check"; }
+
+# Pod Security "restricted" on the operator pod, read-only root, probes on the health port.
+check=$(objects_py '
+pod = next(d for d in docs if d["kind"] == "Deployment")["spec"]["template"]["spec"]
+sc = pod["securityContext"]
+assert sc["runAsNonRoot"] is True and sc["runAsUser"] != 0, sc
+assert sc["seccompProfile"] == {"type": "RuntimeDefault"}, sc
+c = pod["containers"][0]
+csc = c["securityContext"]
+assert csc["allowPrivilegeEscalation"] is False and csc["readOnlyRootFilesystem"] is True, csc
+assert csc["capabilities"] == {"drop": ["ALL"]}, csc
+assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
+assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "health"}
+ports = {p["name"]: p["containerPort"] for p in c["ports"]}
+assert ports == {"metrics": 8080, "health": 8081}, ports
+print("ok")' <"$TMP/ns.yaml" 2>&1) || true
+[ "$check" = ok ] && pass "operator pod: restricted securityContext, read-only root, probes" ||
+  { fail "operator pod"; indent <<<"$check"; }
+
+# The dashboard ConfigMap carries the sidecar label and exactly the dashboard file.
+check=$(objects_py '
+import json
+cm = next(d for d in docs if d["kind"] == "ConfigMap")
+assert cm["metadata"]["labels"]["grafana_dashboard"] == "1", cm["metadata"]["labels"]
+shipped = json.loads(cm["data"]["budgetsweep.json"])
+assert shipped == json.load(open(sys.argv[1])), "ConfigMap differs from the dashboard file"
+print("ok")' "$CHART/dashboards/budgetsweep.json" <"$TMP/ns.yaml" 2>&1) || true
+[ "$check" = ok ] && pass "dashboard ConfigMap: label grafana_dashboard=1, the dashboard JSON" ||
+  { fail "dashboard ConfigMap"; indent <<<"$check"; }
+
+# Monitors: off by default (above), rendered on request and pointed at the right targets.
+render rel ops --set serviceMonitor.enabled=true --set trialPodMonitor.enabled=true \
+  --set watchNamespace=ml >"$TMP/monitors.yaml"
+check=$(objects_py '
+sm = next(d for d in docs if d["kind"] == "ServiceMonitor")
+svc = next(d for d in docs if d["kind"] == "Service")
+assert sm["spec"]["selector"]["matchLabels"].items() <= svc["metadata"]["labels"].items()
+assert sm["spec"]["endpoints"][0]["port"] == svc["spec"]["ports"][0]["name"] == "metrics"
+assert sm["spec"]["endpoints"][0]["honorLabels"] is True
+pm = next(d for d in docs if d["kind"] == "PodMonitor")
+assert pm["spec"]["namespaceSelector"] == {"matchNames": ["ml"]}, pm["spec"]
+assert pm["spec"]["selector"]["matchExpressions"][0]["key"] == "budgetsweep.dev/sweep"
+print("ok")' <"$TMP/monitors.yaml" 2>&1) || true
+[ "$check" = ok ] && pass "ServiceMonitor selects the metrics Service; PodMonitor the trial pods of ml" ||
+  { fail "monitors"; indent <<<"$check"; }
+
+finish

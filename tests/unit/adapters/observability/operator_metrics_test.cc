@@ -1,0 +1,186 @@
+#include "operator/adapters/observability/operator_metrics.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "operator/adapters/observability/health_server.h"
+#include "tests/fixtures/operator-metrics/example_status.h"
+#include "tests/unit/adapters/observability/scrape.h"
+
+namespace bsw::observability {
+namespace {
+
+using nlohmann::json;
+using testing::CountWithLabel;
+using testing::Value;
+
+constexpr double kNow = 1767000000;
+
+// The example status (tests/fixtures/operator-metrics): budget 4 GPU-h; used 1.0, reserved 0.5.
+json RealStatus() { return bsw::testing::ExampleStatus("fmnist-cnn", kNow, 1800); }
+
+class OperatorMetricsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    StatusOr<std::unique_ptr<HealthServer>> server =
+        HealthServer::Start("127.0.0.1:0", metrics_.registry(), nullptr);
+    ASSERT_TRUE(server.ok()) << server.status().message();
+    server_ = std::move(server).value();
+  }
+  std::vector<prom::Sample> Scrape() { return testing::Scrape(server_->port()); }
+
+  OperatorMetrics metrics_;
+  std::unique_ptr<HealthServer> server_;
+};
+
+const std::map<std::string, std::string> kSweep = {{"namespace", "ml"}, {"sweep", "fmnist-cnn"}};
+std::map<std::string, std::string> SweepAnd(std::map<std::string, std::string> extra) {
+  extra.insert(kSweep.begin(), kSweep.end());
+  return extra;
+}
+
+TEST_F(OperatorMetricsTest, ObserveSweep_ExposesBudgetTrialsRungsBestAndPhaseOfBuildStatus) {
+  const json status = RealStatus();
+  ASSERT_EQ(status["budget"]["used"], 1.0) << status.dump();
+  metrics_.ObserveSweep("ml", "fmnist-cnn", status);
+  const std::vector<prom::Sample> samples = Scrape();
+
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_budget_gpu_hours", kSweep), 4);
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_budget_used_gpu_hours", kSweep), 1.0);
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_budget_reserved_gpu_hours", kSweep), 0.5);
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_budget_remaining_gpu_hours", kSweep), 2.5);
+
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_created_trials", kSweep), 3);
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_trials", SweepAnd({{"state", "running"}})), 2);
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_trials", SweepAnd({{"state", "stopped"}})), 1);
+  for (const char* state : {"paused", "completed", "failed"}) {
+    EXPECT_EQ(Value(samples, "budgetsweep_sweep_trials", SweepAnd({{"state", state}})), 0) << state;
+  }
+
+  const auto rung0 = SweepAnd({{"rung", "0"}, {"resource", "1"}});
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_rung_reached_trials", rung0), 3);
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_rung_promoted_trials", rung0), 1);
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_rung_reached_trials",
+                  SweepAnd({{"rung", "2"}, {"resource", "9"}})),
+            0);
+  EXPECT_FALSE(Value(samples, "budgetsweep_sweep_rung_reached_trials",
+                     SweepAnd({{"rung", "3"}, {"resource", "27"}})))
+      << "the last rung decides nothing; BuildStatus gives it no counts";
+
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_best_objective", kSweep), 0.8);
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_phase", SweepAnd({{"phase", "Running"}})), 1);
+  for (const char* phase : {"Pending", "Completed", "BudgetExhausted", "Failed"}) {
+    EXPECT_EQ(Value(samples, "budgetsweep_sweep_phase", SweepAnd({{"phase", phase}})), 0) << phase;
+  }
+}
+
+TEST_F(OperatorMetricsTest, ObserveSweep_ANewStatusReplacesTheValuesAndDropsVanishedRungs) {
+  metrics_.ObserveSweep("ml", "fmnist-cnn", RealStatus());
+  json later = RealStatus();
+  later["budget"]["used"] = 3.5;
+  later["phase"] = "BudgetExhausted";
+  later["rungs"] = json::array({{{"resource", 1}, {"reached", 5}, {"promoted", 2}}});
+  metrics_.ObserveSweep("ml", "fmnist-cnn", later);
+  const std::vector<prom::Sample> samples = Scrape();
+
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_budget_used_gpu_hours", kSweep), 3.5);
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_phase", SweepAnd({{"phase", "BudgetExhausted"}})), 1);
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_phase", SweepAnd({{"phase", "Running"}})), 0);
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_rung_reached_trials",
+                  SweepAnd({{"rung", "0"}, {"resource", "1"}})),
+            5);
+  EXPECT_FALSE(Value(samples, "budgetsweep_sweep_rung_reached_trials",
+                     SweepAnd({{"rung", "1"}, {"resource", "3"}})));
+}
+
+TEST_F(OperatorMetricsTest, ObserveSweep_AnEmptyOrMalformedStatusCreatesNoSeries) {
+  metrics_.ObserveSweep("ml", "fresh", json::object());
+  metrics_.ObserveSweep("ml", "odd", json::array({1, 2}));
+  metrics_.ObserveSweep(
+      "ml", "wrong-types",
+      {{"budget", {{"used", "1"}}}, {"trials", 3}, {"rungs", {{"resource", "x"}}}, {"phase", 2}});
+  const std::vector<prom::Sample> samples = Scrape();
+  for (const char* sweep : {"fresh", "odd", "wrong-types"}) {
+    EXPECT_EQ(CountWithLabel(samples, "sweep", sweep), 0) << sweep;
+  }
+}
+
+TEST_F(OperatorMetricsTest, ObserveSweep_NoBestSeriesUntilAFiniteBestExists) {
+  json status = RealStatus();
+  status.erase("best");
+  metrics_.ObserveSweep("ml", "fmnist-cnn", status);
+  EXPECT_FALSE(Value(Scrape(), "budgetsweep_sweep_best_objective", kSweep));
+  status["best"] = {{"trial", "fmnist-cnn-t0000"}, {"value", nullptr}};
+  metrics_.ObserveSweep("ml", "fmnist-cnn", status);
+  EXPECT_FALSE(Value(Scrape(), "budgetsweep_sweep_best_objective", kSweep));
+}
+
+TEST_F(OperatorMetricsTest, Counters_CountPromotionsKillsDecisionsAndQueryErrorsPerSweep) {
+  metrics_.CountPromotion("ml", "fmnist-cnn", 0);
+  metrics_.CountPromotion("ml", "fmnist-cnn", 0);
+  metrics_.CountPromotion("ml", "fmnist-cnn", 1);
+  metrics_.CountKill("ml", "fmnist-cnn", 0);
+  metrics_.CountDecision("ml", "fmnist-cnn", "start");
+  metrics_.CountDecision("ml", "fmnist-cnn", "start");
+  metrics_.CountDecision("ml", "fmnist-cnn", "stop");
+  metrics_.CountQueryError("ml", "fmnist-cnn");
+  metrics_.CountQueryError("other", "fmnist-cnn");
+  const std::vector<prom::Sample> samples = Scrape();
+
+  EXPECT_EQ(Value(samples, "budgetsweep_trial_promotions_total", SweepAnd({{"rung", "0"}})), 2);
+  EXPECT_EQ(Value(samples, "budgetsweep_trial_promotions_total", SweepAnd({{"rung", "1"}})), 1);
+  EXPECT_EQ(Value(samples, "budgetsweep_trial_kills_total", SweepAnd({{"rung", "0"}})), 1);
+  EXPECT_EQ(Value(samples, "budgetsweep_decisions_total", SweepAnd({{"kind", "start"}})), 2);
+  EXPECT_EQ(Value(samples, "budgetsweep_decisions_total", SweepAnd({{"kind", "stop"}})), 1);
+  EXPECT_EQ(Value(samples, "budgetsweep_prometheus_query_errors_total", kSweep), 1);
+  EXPECT_EQ(Value(samples, "budgetsweep_prometheus_query_errors_total",
+                  {{"namespace", "other"}, {"sweep", "fmnist-cnn"}}),
+            1);
+}
+
+TEST_F(OperatorMetricsTest, ForgetSweep_RemovesEverySeriesOfThatSweepOnly) {
+  metrics_.ObserveSweep("ml", "fmnist-cnn", RealStatus());
+  metrics_.ObserveSweep("ml", "kept", RealStatus());
+  metrics_.CountKill("ml", "fmnist-cnn", 0);
+  metrics_.CountDecision("ml", "fmnist-cnn", "stop");
+  metrics_.CountQueryError("ml", "fmnist-cnn");
+  metrics_.CountKill("ml", "kept", 0);
+  ASSERT_GT(CountWithLabel(Scrape(), "sweep", "fmnist-cnn"), 20);
+
+  metrics_.ForgetSweep("ml", "fmnist-cnn");
+  const std::vector<prom::Sample> samples = Scrape();
+  EXPECT_EQ(CountWithLabel(samples, "sweep", "fmnist-cnn"), 0);
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_budget_gpu_hours",
+                  {{"namespace", "ml"}, {"sweep", "kept"}}),
+            4);
+  EXPECT_EQ(Value(samples, "budgetsweep_trial_kills_total",
+                  {{"namespace", "ml"}, {"sweep", "kept"}, {"rung", "0"}}),
+            1);
+
+  metrics_.ForgetSweep("ml", "never-seen");
+  metrics_.CountKill("ml", "fmnist-cnn", 0);
+  EXPECT_EQ(Value(Scrape(), "budgetsweep_trial_kills_total", SweepAnd({{"rung", "0"}})), 1)
+      << "a sweep of the same name starts again from zero";
+}
+
+TEST_F(OperatorMetricsTest, ReconcileHistogramAndQueueDepth) {
+  metrics_.ObserveReconcile(0.004);
+  metrics_.ObserveReconcile(0.2);
+  metrics_.ObserveReconcile(30);
+  metrics_.SetQueueDepth(7);
+  const std::vector<prom::Sample> samples = Scrape();
+
+  EXPECT_EQ(Value(samples, "budgetsweep_reconcile_duration_seconds_count", {}), 3);
+  EXPECT_DOUBLE_EQ(*Value(samples, "budgetsweep_reconcile_duration_seconds_sum", {}), 30.204);
+  EXPECT_EQ(Value(samples, "budgetsweep_reconcile_duration_seconds_bucket", {{"le", "0.005"}}), 1);
+  EXPECT_EQ(Value(samples, "budgetsweep_reconcile_duration_seconds_bucket", {{"le", "0.25"}}), 2);
+  EXPECT_EQ(Value(samples, "budgetsweep_reconcile_duration_seconds_bucket", {{"le", "10"}}), 2);
+  EXPECT_EQ(Value(samples, "budgetsweep_reconcile_duration_seconds_bucket", {{"le", "+Inf"}}), 3);
+  EXPECT_EQ(Value(samples, "budgetsweep_workqueue_depth", {}), 7);
+}
+
+}  // namespace
+}  // namespace bsw::observability

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -13,6 +14,8 @@
 #include "operator/adapters/kube/config.h"
 #include "operator/adapters/kube/json_log.h"
 #include "operator/adapters/kube/leader_election.h"
+#include "operator/adapters/observability/health_server.h"
+#include "operator/adapters/observability/operator_metrics.h"
 #include "operator/adapters/system_clock.h"
 #include "operator/controller/sweep_reconciler.h"
 
@@ -63,7 +66,23 @@ int RunOperator(const OperatorOptions& options) {
   StatusOr<std::unique_ptr<kube::Client>> client = kube::Client::Create(*config, client_options);
   if (!client.ok()) return Fail("client_failed", client.status());
 
+  // Metrics and probes come up first. A standby (waiting for the lease) is ready, as with
+  // controller-runtime, so a two-replica Deployment rolls out; the leader is ready once its
+  // informers have synced.
+  observability::OperatorMetrics metrics;
   std::atomic<bool> leading{!options.leader_elect};
+  std::atomic<bool> synced{false};
+  auto ready = [&leading, &synced] { return !leading.load() || synced.load(); };
+  StatusOr<std::unique_ptr<observability::HealthServer>> metrics_server =
+      observability::HealthServer::Start(options.metrics_addr, metrics.registry(), ready);
+  if (!metrics_server.ok()) return Fail("metrics_server_failed", metrics_server.status());
+  StatusOr<std::unique_ptr<observability::HealthServer>> health_server =
+      observability::HealthServer::Start(options.health_addr, nullptr, ready);
+  if (!health_server.ok()) return Fail("health_server_failed", health_server.status());
+  kube::LogEvent(
+      "info", "serving",
+      {{"metrics_port", (*metrics_server)->port()}, {"health_port", (*health_server)->port()}});
+
   std::atomic<bool> lost{false};
   std::unique_ptr<kube::LeaderElector> elector;
   if (options.leader_elect) {
@@ -101,8 +120,34 @@ int RunOperator(const OperatorOptions& options) {
   reconciler_options.resync_seconds = options.resync_seconds;
   reconciler_options.metrics_port = options.trial_metrics_port;
   reconciler_options.checkpoint_dir = options.checkpoint_dir;
-  SweepReconciler reconciler(**client, clock, reconciler_options);
+  ReconcilerHooks hooks;
+  hooks.on_status = [&metrics](const std::string& ns, const std::string& sweep,
+                               const nlohmann::json& status) {
+    metrics.ObserveSweep(ns, sweep, status);
+  };
+  hooks.on_sweep_gone = [&metrics](const std::string& ns, const std::string& sweep) {
+    metrics.ForgetSweep(ns, sweep);
+  };
+  hooks.on_event = [&metrics](const std::string& ns, const std::string& sweep,
+                              const SweepModel& model, const Event& e) {
+    metrics.CountDecision(ns, sweep, e.ToJson().value("event", ""));
+    if (e.type == Event::Type::kTrialPromoted) metrics.CountPromotion(ns, sweep, e.rung);
+    if (e.type == Event::Type::kTrialStopped && e.reason == "RungCutoff") {
+      const std::vector<double>& rungs = model.rungs().milestones();
+      double reached = model.trial(e.trial).progress();
+      auto rung = std::find(rungs.begin(), rungs.end(), reached) - rungs.begin();
+      metrics.CountKill(ns, sweep, static_cast<int>(rung));
+    }
+  };
+  hooks.on_metrics_error = [&metrics](const std::string& ns, const std::string& sweep,
+                                      const Status&) { metrics.CountQueryError(ns, sweep); };
+  hooks.on_reconciled = [&metrics](double seconds, size_t depth) {
+    metrics.ObserveReconcile(seconds);
+    metrics.SetQueueDepth(depth);
+  };
+  SweepReconciler reconciler(**client, clock, reconciler_options, hooks);
   if (Status s = reconciler.Start(); !s.ok()) return Fail("informers_failed", s);
+  synced = true;
   kube::LogEvent("info", "operator_started",
                  {{"namespace", options.ns.empty() ? "(all)" : options.ns}});
   std::thread worker([&reconciler] { reconciler.Run(); });

@@ -53,7 +53,11 @@ StatusOr<Plan> SweepController::Pass() {
     if (s == nullptr || s->state != SegmentState::kRunning || s->metrics_url.empty()) continue;
     StatusOr<TrialMetrics> m =
         metrics_->Read(model_.spec().name, *s, model_.spec().objective_metric);
-    if (m.ok()) live[t.name] = *m;  // an error is Unknown: the planner waits
+    if (m.ok()) {
+      live[t.name] = *m;
+    } else if (on_metrics_error_) {
+      on_metrics_error_(m.status());  // Unknown: the planner waits
+    }
   }
   observed.metrics = live;
   observed.unknown_since = unknown_since_;

@@ -51,6 +51,10 @@ class SweepController {
 
   // Called with each journaled event, after it was applied (progress output).
   void OnEvent(std::function<void(const Event&)> callback) { on_event_ = std::move(callback); }
+  // Called with each failed metrics read (the trial is Unknown for that pass).
+  void OnMetricsError(std::function<void(const Status&)> callback) {
+    on_metrics_error_ = std::move(callback);
+  }
 
  private:
   bsw::Status Record(const std::vector<Event>& events);
@@ -73,6 +77,7 @@ class SweepController {
   std::set<std::pair<std::string, int>> stops_issued_;
   nlohmann::json conditions_ = nlohmann::json::array();
   std::function<void(const Event&)> on_event_;
+  std::function<void(const Status&)> on_metrics_error_;
 };
 
 }  // namespace bsw

@@ -257,7 +257,11 @@ StatusOr<SweepReconciler::Runtime*> SweepReconciler::RuntimeFor(const Json& swee
                                                      rt->log.get(), &clock_, planner);
   if (Status s = rt->controller->Recover(); !s.ok()) return s;
   Runtime* raw = rt.get();
-  rt->controller->OnEvent([this, raw, key](const Event& e) { RecordEvent(*raw, e); });
+  rt->controller->OnEvent([this, raw](const Event& e) { RecordEvent(*raw, e); });
+  if (hooks_.on_metrics_error) {
+    rt->controller->OnMetricsError([this, ns = spec.namespace_name, name = spec.name](
+                                       const Status& s) { hooks_.on_metrics_error(ns, name, s); });
+  }
   kube::LogEvent("info", "sweep_loaded",
                  {{"sweep", key},
                   {"generation", spec.generation},
@@ -272,7 +276,7 @@ void SweepReconciler::RecordEvent(Runtime& rt, const Event& e) {
   kube::LogEvent("info", "decision", {{"sweep", key}, {"record", e.ToJson()}});
   if (hooks_.on_event) {
     auto [ns, name] = SplitKey(key);
-    hooks_.on_event(ns, name, e);
+    hooks_.on_event(ns, name, model, e);
   }
   EventNote note = NoteFor(model, e);
   if (!note.reason.empty()) recorder_.Record(rt.object, note.type, note.reason, note.message);

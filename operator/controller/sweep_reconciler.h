@@ -33,8 +33,13 @@ struct ReconcilerHooks {
   std::function<void(const std::string& ns, const std::string& sweep, const nlohmann::json&)>
       on_status;
   std::function<void(const std::string& ns, const std::string& sweep)> on_sweep_gone;
-  // Each journaled decision of a sweep.
-  std::function<void(const std::string& ns, const std::string& sweep, const Event&)> on_event;
+  // Each journaled decision of a sweep, with the model it was applied to.
+  std::function<void(const std::string& ns, const std::string& sweep, const SweepModel&,
+                     const Event&)>
+      on_event;
+  // A metrics read that failed (the trial's value is Unknown this pass).
+  std::function<void(const std::string& ns, const std::string& sweep, const Status&)>
+      on_metrics_error;
   std::function<void(double seconds, size_t queue_depth)> on_reconciled;
 };
 

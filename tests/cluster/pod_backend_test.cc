@@ -291,6 +291,8 @@ TEST_F(PodBackendTest, Start_CreatesOneCompliantPodWithTheContract) {
   EXPECT_NEAR(std::stod(metadata["annotations"]["budgetsweep.dev/deadline"].get<std::string>()),
               deadline, 0.01);
   EXPECT_EQ(metadata["annotations"]["budgetsweep.dev/metrics-port"], "9555");
+  EXPECT_EQ(metadata["annotations"]["prometheus.io/scrape"], "true");
+  EXPECT_EQ(metadata["annotations"]["prometheus.io/port"], "9555");
 
   const Json& spec = pod["spec"];
   double created = *ParseRfc3339(metadata["creationTimestamp"]);

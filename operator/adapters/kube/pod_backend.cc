@@ -284,6 +284,13 @@ StatusOr<Json> PodBackend::BuildPod(const SegmentSpec& spec, double now) const {
   if (!metadata["annotations"].is_object()) metadata["annotations"] = Json::object();
   metadata["annotations"][kDeadlineAnnotation] = FormatSeconds(spec.deadline_unix_seconds);
   metadata["annotations"][kMetricsPortAnnotation] = std::to_string(options_.metrics_port);
+  // For a Prometheus that discovers pods by the common annotations (DESIGN.md, "Prometheus").
+  for (const auto& [key, value] :
+       {std::pair<const char*, std::string>{"prometheus.io/scrape", "true"},
+        {"prometheus.io/port", std::to_string(options_.metrics_port)},
+        {"prometheus.io/path", "/metrics"}}) {
+    if (!metadata["annotations"].contains(key)) metadata["annotations"][key] = value;
+  }
   metadata["ownerReferences"] = Json::array({Json{{"apiVersion", options_.owner.api_version},
                                                   {"kind", options_.owner.kind},
                                                   {"name", options_.owner.name},

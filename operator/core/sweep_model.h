@@ -138,8 +138,11 @@ class SweepModel {
   // The probe phase: every probe run so far, by index, and its outcome once decided.
   const std::vector<ProbeRun>& probes() const { return probes_; }
   const std::optional<ThroughputDecision>& throughput_decision() const { return decision_; }
-  // Whether the sweep is still in its probe phase (spec.throughput.enabled and not decided).
-  bool probing() const { return spec_.throughput.enabled && !decision_ && !finished(); }
+  // Whether the sweep is still in its probe phase: spec.throughput.enabled, not decided, and no
+  // trial created yet (a spec that enables it mid-sweep does not stop the search to probe).
+  bool probing() const {
+    return spec_.throughput.enabled && !decision_ && !finished() && trials_.empty();
+  }
   std::string ProbeName(int index) const;
 
   SweepPhase phase() const { return phase_; }

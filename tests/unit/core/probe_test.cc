@@ -275,6 +275,15 @@ TEST(ProbePhase, JournalReplayRebuildsTheSameProbesAndDecision) {
   EXPECT_FALSE(replayed.probing());
 }
 
+TEST(ProbePhase, EnablingItMidSweepDoesNotStopTheSearchToProbe) {
+  SweepModel model(ParseSweep(ProbeSweep()).value());
+  EXPECT_TRUE(model.probing());
+  Event created = Event::Of(Type::kTrialCreated, 1, 0);
+  ASSERT_TRUE(model.Apply(created).ok());
+  EXPECT_FALSE(model.probing());
+  EXPECT_EQ(model.phase(), SweepPhase::kRunning);
+}
+
 TEST(ProbeCandidates, BaselineFirstThenTheProductWithWorkersInnermost) {
   ThroughputSpec t;
   t.workers = {0, 2};

@@ -6,15 +6,15 @@
 # The two sweeps are the same but for spec.throughput.enabled: the same seed gives the same
 # configurations, and the loader's batches do not depend on the worker count, so every trial
 # computes the same numbers and ASHA takes the same decisions; only the time (and so the budget)
-# differs. About 6 minutes on two shared CPU cores.
+# differs. Each runs twice, in the order naive, probe, probe, naive, so that a machine that gets
+# busier or quieter during the run favours neither. About 10 minutes on two shared CPU cores.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-COMMAND="bench/probe/run.sh $*"
+COMMAND="bench/probe/run.sh${*:+ $*}"
 BUILD_DIR=$(cd "${1:-build}" && pwd)
 BSW="$BUILD_DIR/operator/cmd/budgetsweep"
 TRAINER="$BUILD_DIR/trainer-image/budgetsweep-trainer"
 WORK=${BENCH_WORK:-/tmp/bsw-probe-bench}
-rm -rf "$WORK/naive" "$WORK/probe"
 mkdir -p "$WORK"
 
 # 128x128 JPEGs, decoded, cropped, flipped and resized to 28x28 in the loader.
@@ -59,9 +59,10 @@ spec:
 YAML
 }
 
-for name in naive probe; do
+for name in naive-1 probe-1 probe-2 naive-2; do
   enabled=false
-  [ "$name" = probe ] && enabled=true
+  [[ $name == probe-* ]] && enabled=true
+  rm -rf "${WORK:?}/$name"
   sweep "$name" "$enabled" >"$WORK/$name.yaml"
   start=$(date +%s.%N)
   "$BSW" run "$WORK/$name.yaml" --state-dir "$WORK/$name" --output json >"$WORK/$name.status.json" \

@@ -30,6 +30,11 @@ class RegistryMetrics : public ServedMetrics {
   explicit RegistryMetrics(const MetricsInfo& info)
       : registry_(std::make_shared<prometheus::Registry>()),
         base_{{"sweep", info.sweep}, {"trial", info.trial}},
+        // Registered before every other gauge, so a scrape collects it first: when it shows a
+        // probe's measured steps, the figures set before it are final in that same scrape.
+        probe_measured_steps_(GaugeFamily(*registry_, "budgetsweep_trainer_probe_measured_steps",
+                                          "Probe mode: optimizer steps the samples/s and "
+                                          "data-wait figures cover, once they are final")),
         objective_(GaugeFamily(*registry_, "budgetsweep_trainer_objective",
                                "Objective value after the epoch in label resource")),
         resource_completed_(GaugeFamily(*registry_, "budgetsweep_trainer_resource_completed",
@@ -130,10 +135,12 @@ class RegistryMetrics : public ServedMetrics {
   }
   void SetDeviceMemoryBytes(double bytes) override { device_memory_.Set(bytes); }
   void SetDiverged(bool diverged) override { diverged_.Set(diverged ? 1 : 0); }
+  void SetProbeMeasuredSteps(int steps) override { probe_measured_steps_.Add(base_).Set(steps); }
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;
   Labels base_;
+  prometheus::Family<Gauge>& probe_measured_steps_;
   prometheus::Family<Gauge>& objective_;
   Gauge& resource_completed_;
   Gauge& loss_;

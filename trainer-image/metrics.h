@@ -37,6 +37,9 @@ class TrainerMetrics {
   virtual void SetAcceleratorUtilization(double ratio) = 0;
   virtual void SetDeviceMemoryBytes(double bytes) = 0;
   virtual void SetDiverged(bool diverged) = 0;
+  // Probe mode: the optimizer steps the final samples/s and data-wait figures cover. Call after
+  // setting them: a scrape that shows this series also shows those figures (see metrics.cc).
+  virtual void SetProbeMeasuredSteps(int steps) = 0;
 };
 
 // Serves the metrics on host:port (port 0: a free port). Fails naming

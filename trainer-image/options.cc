@@ -96,6 +96,8 @@ Status Validate(const TrainOptions& o) {
            Require(std::isfinite(o.linger_seconds) && o.linger_seconds >= 0,
                    "--linger-seconds: must not be negative"),
            Require(o.profile_steps >= 0, "--profile-steps: must not be negative"),
+           Require(o.probe_steps >= 0 && o.probe_steps <= 100000,
+                   "--probe-steps: must be between 0 and 100000"),
        }) {
     if (!s.ok()) return s;
   }
@@ -164,6 +166,9 @@ void AddTrainFlags(CLI::App& app, TrainOptions& o, std::string& epochs_text,
   app.add_option("--profile-steps", o.profile_steps,
                  "write a Chrome trace of the first N steps to --profile-out");
   app.add_option("--profile-out", o.profile_out, "Chrome trace path for --profile-steps");
+  app.add_option("--probe-steps", o.probe_steps,
+                 "probe mode: measure samples/s and data wait over N optimizer steps after a "
+                 "warm-up, without evaluating or checkpointing, then linger and exit 0");
 }
 
 void AddExportFlags(CLI::App& app, ExportOptions& o) {

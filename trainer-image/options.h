@@ -44,6 +44,7 @@ struct TrainOptions {
   double linger_seconds = 1.0;
   bool summary_json = false;
   int profile_steps = 0;
+  int probe_steps = 0;  // > 0: probe mode (README, "Probe mode")
   std::string profile_out = "budgetsweep-trainer-trace.json";
   // Labels and informational values from the environment.
   std::string sweep;

@@ -134,7 +134,7 @@ struct Evaluation {
   double accuracy = 0;
 };
 
-enum class Ending { kFinished, kStopped, kDiverged };
+enum class Ending { kFinished, kStopped, kDiverged, kProbed };
 
 class Session {
  public:
@@ -144,6 +144,7 @@ class Session {
   TrainOutcome Run() {
     Status status = Setup();
     if (!status.ok()) return Failure(status);
+    if (o_.probe_steps > 0) return Probe();
     if (state_.epochs_completed >= o_.until) {
       Linger();
       return Outcome(kExitOk, "already at epoch " + std::to_string(state_.epochs_completed) +
@@ -159,6 +160,7 @@ class Session {
       case Ending::kStopped:
         return Stopped();
       case Ending::kFinished:
+      case Ending::kProbed:
         break;
     }
     StatusOr<Evaluation> test = Evaluate(*test_loader_, splits_.test->size());
@@ -196,7 +198,7 @@ class Session {
                       o_.warmup_fraction, o_.lr_floor_ratio, steps_per_epoch * o_.epochs);
     state_.config = ResumeConfig(o_, splits_.train->size());
     state_.loss_scale = stepper_->loss_scale().scale();
-    if (!o_.checkpoint_dir.empty()) {
+    if (!o_.checkpoint_dir.empty() && o_.probe_steps == 0) {
       Status resumed = Resume();
       if (!resumed.ok()) return resumed;
     }
@@ -279,6 +281,40 @@ class Session {
     return {ToModelLayout(*model_, images), labels};
   }
 
+  // Probe mode: trains past a warm-up, then --probe-steps optimizer steps, across epochs if need
+  // be, and reports samples/s and data wait over those steps alone. The warm-up covers the first
+  // prefetch + 2 micro-batches, so batches the loader built ahead during start-up do not hide a
+  // slow loader. No evaluation, no checkpoint.
+  TrainOutcome Probe() {
+    const int k = o_.accumulation_steps;
+    probe_warmup_steps_ = (o_.prefetch + 2 + k - 1) / k;
+    model_->train();
+    while (true) {
+      StatusOr<Ending> ending = TrainEpoch();
+      if (!ending.ok()) return Failure(ending.status());
+      if (*ending == Ending::kDiverged) {
+        Linger();
+        return Outcome(kExitDiverged, diverged_message_);
+      }
+      if (*ending == Ending::kStopped) return Outcome(kExitOk, "stopped by signal while probing");
+      if (*ending == Ending::kProbed) break;
+      ++state_.epochs_completed;
+      state_.next_micro_batch = 0;
+    }
+    const double rate = static_cast<double>(run_samples_) / run_step_seconds_;
+    const double wait = run_wait_seconds_ / run_step_seconds_;
+    metrics_->SetSamplesPerSecond(rate);
+    metrics_->SetDataWaitRatio(wait);
+    PollDevice();
+    metrics_->SetProbeMeasuredSteps(o_.probe_steps);
+    std::fprintf(stderr,
+                 "probe: %d optimizer steps after %lld warm-up steps: samples_per_second %.0f "
+                 "data_wait_ratio %.3f\n",
+                 o_.probe_steps, static_cast<long long>(probe_warmup_steps_), rate, wait);
+    Linger();
+    return Outcome(kExitOk, "probed " + std::to_string(o_.probe_steps) + " optimizer steps");
+  }
+
   StatusOr<Ending> TrainEpochs() {
     if (o_.profile_steps > 0) {
       profile_ = std::make_unique<torch::autograd::profiler::RecordProfile>(o_.profile_out);
@@ -334,6 +370,11 @@ class Session {
       state_.epoch_loss_sum += loss * static_cast<double>(batch.count);
       state_.epoch_samples += batch.count;
       RecordStep(batch.count, loss, wait_seconds, SecondsSince(step_start));
+      if (mb + 1 == group_start + group_size && o_.probe_steps > 0) {
+        // The run's figures restart after the warm-up, so they cover the probe steps alone.
+        if (state_.optimizer_steps == probe_warmup_steps_) ResetRunFigures();
+        if (state_.optimizer_steps >= probe_warmup_steps_ + o_.probe_steps) return Ending::kProbed;
+      }
       if (mb + 1 == group_start + group_size && stop_requested_.load()) return Ending::kStopped;
     }
     return Ending::kFinished;
@@ -363,6 +404,12 @@ class Session {
     metrics_->SetSamplesPerSecond(static_cast<double>(epoch_run_samples_) / epoch_step_seconds_);
     metrics_->SetDataWaitRatio(epoch_wait_seconds_ / epoch_step_seconds_);
     if (SecondsSince(last_poll_) >= 1.0) PollDevice();
+  }
+
+  void ResetRunFigures() {
+    run_wait_seconds_ = 0;
+    run_step_seconds_ = 0;
+    run_samples_ = 0;
   }
 
   Ending Diverged(double loss, int epoch, int64_t micro_batch) {
@@ -453,10 +500,13 @@ class Session {
                                 std::to_string(state_.next_micro_batch));
   }
 
-  // Keeps the endpoint up so a scraper sees the last values before the process exits.
+  // Keeps the endpoint up so a scraper sees the last values before the process exits; a stop
+  // request ends it early.
   void Linger() const {
-    if (serving_ && o_.linger_seconds > 0) {
-      std::this_thread::sleep_for(std::chrono::duration<double>(o_.linger_seconds));
+    if (!serving_) return;
+    const Clock::time_point start = Clock::now();
+    while (SecondsSince(start) < o_.linger_seconds && !stop_requested_.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
 
@@ -516,6 +566,7 @@ class Session {
   std::unique_ptr<Loader> test_loader_;
   std::unique_ptr<torch::autograd::profiler::RecordProfile> profile_;
   int profiled_steps_ = 0;
+  int64_t probe_warmup_steps_ = 0;
   double epoch_wait_seconds_ = 0;
   double epoch_step_seconds_ = 0;
   int64_t epoch_run_samples_ = 0;

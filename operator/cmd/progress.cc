@@ -76,6 +76,50 @@ std::string BestLine(const SweepModel& m) {
          ParamsText(t.params) + ")";
 }
 
+std::string FiguresText(const ProbeFigures& f) {
+  return Fmt("%.0f samples/s", f.samples_per_second) + Fmt(", utilization %.2f", f.utilization()) +
+         Fmt(", data wait %.0f%%", 100 * f.data_wait_ratio);
+}
+
+// The probe phase's outcome, or "" when the sweep has no probe phase or it is still running.
+std::string ThroughputLine(const SweepModel& m) {
+  const std::optional<ThroughputDecision>& d = m.throughput_decision();
+  if (!d) return "";
+  std::string line = "throughput: " + d->reason;
+  if (d->chosen >= 0) {
+    const ProbeRun& chosen = m.probes().at(static_cast<size_t>(d->chosen));
+    line += ", trials run with " + SettingsText(d->trial_args);
+    if (chosen.figures) line += " (" + FiguresText(*chosen.figures) + ")";
+  }
+  for (const ProbeRun& p : m.probes()) {
+    if (p.settings.empty() && p.figures && p.index != d->chosen) {
+      line += "; baseline " + FiguresText(*p.figures);
+      break;
+    }
+  }
+  return line;
+}
+
+// The live view's table while probing: one row per probe run.
+std::string ProbeTable(const SweepModel& m) {
+  char row[512];
+  std::snprintf(row, sizeof row, "%-22s %9s %9s %11s %-10s %s\n", "PROBE", "SAMPLES/S", "DATA WAIT",
+                "UTILIZATION", "STATE", "SETTINGS");
+  std::string out = row;
+  for (const ProbeRun& p : m.probes()) {
+    auto figure = [&](double v, const char* f) { return p.figures ? Fmt(f, v) : std::string("-"); };
+    std::string state =
+        !p.ended ? (p.figures ? "measured" : "measuring") : (p.reason.empty() ? "done" : p.reason);
+    std::snprintf(row, sizeof row, "%-22s %9s %9s %11s %-10s %s\n", p.name.c_str(),
+                  figure(p.figures ? p.figures->samples_per_second : 0, "%.0f").c_str(),
+                  figure(p.figures ? p.figures->data_wait_ratio : 0, "%.3f").c_str(),
+                  figure(p.figures ? p.figures->utilization() : 0, "%.3f").c_str(), state.c_str(),
+                  SettingsText(p.settings).c_str());
+    out += row;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string Progress::Describe(const SweepController& c, const Event& e) const {
@@ -104,6 +148,16 @@ std::string Progress::Describe(const SweepController& c, const Event& e) const {
     }
     case Event::Type::kSweepFinished:
       return "sweep " + std::string(SweepPhaseName(e.phase)) + ": " + e.message;
+    case Event::Type::kProbeLaunched:
+      return m.ProbeName(static_cast<int>(e.trial)) + " probing " + SettingsText(e.params);
+    case Event::Type::kProbeMeasured:
+      return m.ProbeName(static_cast<int>(e.trial)) + " measured " + FiguresText(e.figures);
+    case Event::Type::kProbeEnded:
+      return e.reason.empty() ? ""
+                              : m.ProbeName(static_cast<int>(e.trial)) + " ended (" + e.reason +
+                                    ": " + e.message + ")";
+    case Event::Type::kThroughputDecided:
+      return "throughput " + e.reason + ": " + e.message;
     case Event::Type::kDeadlineMoved:
       return "";
   }
@@ -141,7 +195,14 @@ void Progress::Refresh(const SweepController& c, double now) {
   view << BudgetLine(c) << "\n";
   view << "trials: " << CountsLine(m) << "\n";
   if (std::string rungs = RungsLine(c); !rungs.empty()) view << rungs << "\n";
+  if (std::string throughput = ThroughputLine(m); !throughput.empty()) view << throughput << "\n";
   view << BestLine(m) << "\n\n";
+  if (m.probing()) {
+    view << ProbeTable(m) << "\n";
+    for (const std::string& line : recent_) view << "  " << line << "\n";
+    Redraw(view.str());
+    return;
+  }
   char header[160];
   std::snprintf(header, sizeof header, "%-22s %8s %10s %9s %9s  %s\n", "TRIAL",
                 m.spec().resource_unit.c_str(), "OBJECTIVE", "LOSS", "SAMPLES/S", "PARAMS");
@@ -167,8 +228,10 @@ void Progress::Refresh(const SweepController& c, double now) {
   }
   view << "\n";
   for (const std::string& line : recent_) view << "  " << line << "\n";
+  Redraw(view.str());
+}
 
-  std::string text = view.str();
+void Progress::Redraw(const std::string& text) {
   if (lines_drawn_ > 0) std::fprintf(out_, "\x1b[%dF\x1b[J", lines_drawn_);
   std::fputs(text.c_str(), out_);
   std::fflush(out_);
@@ -184,6 +247,7 @@ std::string Progress::Summary(const SweepController& c, const std::string& state
   out << BudgetLine(c) << "\n";
   out << "trials: " << CountsLine(m) << "\n";
   if (std::string rungs = RungsLine(c); !rungs.empty()) out << rungs << "\n";
+  if (std::string throughput = ThroughputLine(m); !throughput.empty()) out << throughput << "\n";
   out << "state: " << state_dir << " (journal.jsonl, trials/*/seg-*/ logs)\n";
   return out.str();
 }

@@ -21,11 +21,13 @@ class Progress {
   // Redraws the live view; prints a budget line every so often otherwise.
   void Refresh(const SweepController& controller, double now);
 
-  // The closing summary: phase, best trial, budget, trial counts, rungs.
+  // The closing summary: phase, best trial, budget, trial counts, rungs, the probe phase's outcome.
   static std::string Summary(const SweepController& controller, const std::string& state_dir);
 
  private:
   std::string Describe(const SweepController& controller, const Event& event) const;
+  // Replaces the view drawn last with `text`.
+  void Redraw(const std::string& text);
 
   std::FILE* out_;
   bool live_;

@@ -1,5 +1,7 @@
 #include "operator/controller/sweep_controller.h"
 
+#include <algorithm>
+
 #include "operator/core/search_space.h"
 #include "operator/core/sweep_status.h"
 
@@ -46,15 +48,22 @@ StatusOr<Plan> SweepController::Pass() {
   Observed observed;
   for (const SegmentStatus& s : *segments) observed.segments[{s.trial, s.segment}] = s;
   std::map<std::string, TrialMetrics> live;
+  // The latest segment of each active trial, and the probe run in flight.
+  std::vector<std::pair<std::string, int>> reporting;
   for (int64_t index : model_.active()) {
     const Trial& t = model_.trial(index);
-    if (t.segments.empty()) continue;
-    const SegmentStatus* s = observed.Segment(t.name, t.segments.back().number);
+    if (!t.segments.empty()) reporting.emplace_back(t.name, t.segments.back().number);
+  }
+  if (!model_.probes().empty() && !model_.probes().back().ended) {
+    reporting.emplace_back(model_.probes().back().name, 0);
+  }
+  for (const auto& [name, segment] : reporting) {
+    const SegmentStatus* s = observed.Segment(name, segment);
     if (s == nullptr || s->state != SegmentState::kRunning || s->metrics_url.empty()) continue;
     StatusOr<TrialMetrics> m =
         metrics_->Read(model_.spec().name, *s, model_.spec().objective_metric);
     if (m.ok()) {
-      live[t.name] = *m;
+      live[name] = *m;
     } else if (on_metrics_error_) {
       on_metrics_error_(m.status());  // Unknown: the planner waits
     }
@@ -122,37 +131,49 @@ Status SweepController::ReleaseRecorded(const std::vector<SegmentStatus>& segmen
 }
 
 Status SweepController::Carry(const Action& a) {
-  const Trial& t = model_.trial(a.trial);
+  const std::string& name =
+      a.probe ? model_.probes().at(static_cast<size_t>(a.trial)).name : model_.trial(a.trial).name;
   switch (a.kind) {
     case Action::Kind::kStart:
       return backend_->Start(MakeSegmentSpec(a));
     case Action::Kind::kStop:
       // Stop once per controller run; a restarted controller asks again, which is harmless.
-      if (!stops_issued_.insert({t.name, a.segment}).second) return OkStatus();
-      return backend_->Stop(t.name, a.segment);
+      if (!stops_issued_.insert({name, a.segment}).second) return OkStatus();
+      return backend_->Stop(name, a.segment);
     case Action::Kind::kSetDeadline:
-      return backend_->SetDeadline(t.name, a.segment, a.deadline);
+      return backend_->SetDeadline(name, a.segment, a.deadline);
   }
   return OkStatus();
 }
 
 SegmentSpec SweepController::MakeSegmentSpec(const Action& a) const {
   const SweepSpec& spec = model_.spec();
-  const Trial& t = model_.trial(a.trial);
   SegmentSpec s;
   s.sweep = spec.name;
-  s.trial = t.name;
   s.segment = a.segment;
-  for (const auto& [name, value] : t.params) s.params.emplace_back(name, FormatParamValue(value));
   s.command = spec.container.command;
   s.command.insert(s.command.end(), spec.container.args.begin(), spec.container.args.end());
+  // A probe runs the template with its candidate's settings; a trial gets the probe phase's
+  // choice after the template's args, and its parameters after that.
+  std::vector<std::string> extra;
+  if (a.probe) {
+    const ProbeRun& p = model_.probes().at(static_cast<size_t>(a.trial));
+    s.trial = p.name;
+    extra = ProbeArgs(spec.throughput, p.settings);
+  } else {
+    const Trial& t = model_.trial(a.trial);
+    s.trial = t.name;
+    for (const auto& [name, value] : t.params) s.params.emplace_back(name, FormatParamValue(value));
+    if (model_.throughput_decision()) extra = FlagArgs(model_.throughput_decision()->trial_args);
+  }
+  s.command.insert(s.command.end(), extra.begin(), extra.end());
   s.env = spec.container.env;
   s.until_resource = a.until;
   s.max_resource = model_.rungs().max();
   s.milestones = model_.rungs().milestones();
   s.devices = spec.trial_gpus;
   s.deadline_unix_seconds = a.deadline;
-  s.grace_seconds = spec.grace_seconds;
+  s.grace_seconds = a.probe ? std::min(spec.grace_seconds, kProbeGraceSeconds) : spec.grace_seconds;
   return s;
 }
 

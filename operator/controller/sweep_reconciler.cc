@@ -40,26 +40,26 @@ struct EventNote {
 };
 
 EventNote NoteFor(const SweepModel& model, const Event& e) {
-  std::string trial = e.trial >= 0 ? model.trial(e.trial).name : "";
+  auto name = [&] { return model.trial(e.trial).name; };
   char figures[160];
   switch (e.type) {
     case Event::Type::kSegmentLaunched:
       std::snprintf(figures, sizeof figures, " from %s %g to %g",
                     model.spec().resource_unit.c_str(), e.from, e.until);
       return {kube::EventType::kNormal, e.segment == 0 ? "TrialStarted" : "TrialResumed",
-              trial + figures};
+              name() + figures};
     case Event::Type::kTrialPromoted:
       std::snprintf(figures, sizeof figures, " past rung %d (%s %g)", e.rung,
                     model.spec().resource_unit.c_str(), model.rungs().at(e.rung));
-      return {kube::EventType::kNormal, "TrialPromoted", trial + figures};
+      return {kube::EventType::kNormal, "TrialPromoted", name() + figures};
     case Event::Type::kTrialStopped:
       return {e.reason == "BudgetExhausted" ? kube::EventType::kWarning : kube::EventType::kNormal,
-              "TrialStopped", trial + ": " + e.reason + ": " + e.message};
+              "TrialStopped", name() + ": " + e.reason + ": " + e.message};
     case Event::Type::kSegmentEnded:
       if (e.reason == "Error" || e.reason == "Lost" || e.reason == "Diverged" ||
           e.reason == "MetricsMissing") {
         return {kube::EventType::kWarning, "TrialFailed",
-                trial + ": " + e.reason + ": " + e.message};
+                name() + ": " + e.reason + ": " + e.message};
       }
       return {};
     case Event::Type::kSweepFinished: {
@@ -67,9 +67,15 @@ EventNote NoteFor(const SweepModel& model, const Event& e) {
       return {completed ? kube::EventType::kNormal : kube::EventType::kWarning,
               completed ? "SweepCompleted" : SweepPhaseName(e.phase), e.reason + ": " + e.message};
     }
+    case Event::Type::kThroughputDecided:
+      return {e.trial >= 0 ? kube::EventType::kNormal : kube::EventType::kWarning,
+              "ThroughputDecided", e.reason + ": " + e.message};
     case Event::Type::kTrialCreated:
     case Event::Type::kValueRecorded:
     case Event::Type::kDeadlineMoved:
+    case Event::Type::kProbeLaunched:
+    case Event::Type::kProbeMeasured:
+    case Event::Type::kProbeEnded:
       return {};
   }
   return {};
@@ -85,7 +91,7 @@ struct SweepReconciler::Runtime {
   std::unique_ptr<MetricSource> metrics;
   std::unique_ptr<SweepController> controller;
   Json object;          // the sweep as last read, for Events
-  Json written_status;  // the status as last written (or read), without `finished`
+  Json written_status;  // the status as last written (or read), without `sweepEvents`
 };
 
 SweepReconciler::SweepReconciler(kube::Client& client, const Clock& clock,
@@ -230,7 +236,7 @@ StatusOr<SweepReconciler::Runtime*> SweepReconciler::RuntimeFor(const Json& swee
   rt->uid = uid;
   rt->generation = spec.generation;
   rt->written_status = sweep.value("status", Json::object());
-  rt->written_status.erase("finished");
+  rt->written_status.erase("sweepEvents");
   kube::SweepOwner owner;
   owner.name = spec.name;
   owner.uid = uid;

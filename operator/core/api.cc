@@ -1,5 +1,6 @@
 #include "operator/core/api.h"
 
+#include <algorithm>
 #include <cmath>
 #include <regex>
 #include <set>
@@ -22,6 +23,10 @@ class Fields {
   }
   void Error(const std::string& key, const std::string& message) const {
     errors_->push_back(PathOf(key) + ": " + message);
+  }
+  // An error about item `index` of the list at `key`.
+  void ItemError(const std::string& key, size_t index, const std::string& message) const {
+    errors_->push_back(PathOf(key) + "[" + std::to_string(index) + "]: " + message);
   }
   bool Has(const std::string& key) {
     known_.insert(key);
@@ -261,6 +266,149 @@ void ParseContainer(const json& tmpl, const std::string& path, std::vector<std::
   }
 }
 
+// The trainer flags the probe phase sets, by candidate list.
+constexpr const char* kWorkersFlag = "workers";
+constexpr const char* kPrefetchFlag = "prefetch";
+constexpr const char* kPrecisionFlag = "precision";
+constexpr const char* kBatchSizeFlag = "batch-size";
+constexpr const char* kAccumulationFlag = "accumulation-steps";
+constexpr size_t kMaxProbeCandidates = 64;
+
+// Reads a non-empty list of distinct integers in [lowest, highest] at `key`.
+std::optional<std::vector<int>> IntegerList(Fields& f, const char* key, int lowest, int highest) {
+  const json* list = f.Get(key);
+  if (list == nullptr) return std::nullopt;
+  if (!list->is_array() || list->empty()) {
+    f.Error(key, "must be a non-empty list of integers");
+    return std::nullopt;
+  }
+  std::vector<int> out;
+  for (size_t i = 0; i < list->size(); ++i) {
+    const json& v = (*list)[i];
+    if (!v.is_number_integer() || v.get<int64_t>() < lowest || v.get<int64_t>() > highest) {
+      f.ItemError(key, i,
+                  "must be an integer between " + std::to_string(lowest) + " and " +
+                      std::to_string(highest) + ", got " + v.dump());
+    } else if (std::find(out.begin(), out.end(), v.get<int>()) != out.end()) {
+      f.ItemError(key, i, "repeats " + v.dump());
+    } else {
+      out.push_back(v.get<int>());
+    }
+  }
+  return out;
+}
+
+void ParseCandidates(const json& body, std::vector<std::string>* errors, ThroughputSpec* out) {
+  Fields c(body, "spec.throughput.candidates", errors);
+  if (auto workers = IntegerList(c, kWorkersFlag, 0, 256)) out->workers = *workers;
+  if (auto prefetch = IntegerList(c, kPrefetchFlag, 1, 1024)) out->prefetch = *prefetch;
+  if (const json* precision = c.Get(kPrecisionFlag)) {
+    static const std::set<std::string> kPrecisions = {"auto", "bf16", "fp16", "fp32"};
+    if (!precision->is_array() || precision->empty()) {
+      c.Error(kPrecisionFlag, "must be a non-empty list of auto, bf16, fp16, fp32");
+    } else {
+      for (size_t i = 0; i < precision->size(); ++i) {
+        const json& v = (*precision)[i];
+        if (!v.is_string() || !kPrecisions.contains(v.get<std::string>())) {
+          c.ItemError(kPrecisionFlag, i, "must be one of auto, bf16, fp16, fp32, got " + v.dump());
+        } else if (std::find(out->precision.begin(), out->precision.end(), v.get<std::string>()) !=
+                   out->precision.end()) {
+          c.ItemError(kPrecisionFlag, i, "repeats " + v.dump());
+        } else {
+          out->precision.push_back(v.get<std::string>());
+        }
+      }
+    }
+  }
+  if (const json* splits = c.Get("microBatches")) {
+    if (!splits->is_array() || splits->empty()) {
+      c.Error("microBatches", "must be a non-empty list of {batchSize, accumulationSteps}");
+    } else {
+      for (size_t i = 0; i < splits->size(); ++i) {
+        const std::string path = c.PathOf("microBatches") + "[" + std::to_string(i) + "]";
+        if (!(*splits)[i].is_object()) {
+          c.ItemError("microBatches", i,
+                      "must be an object, got " + Fields::Describe((*splits)[i]));
+          continue;
+        }
+        Fields m((*splits)[i], path, errors);
+        const std::optional<int64_t> batch_size = m.Integer("batchSize", true);
+        const int64_t batch = batch_size.value_or(0);
+        const int64_t steps = m.Integer("accumulationSteps", false).value_or(1);
+        bool valid = batch_size.has_value();
+        if (valid && (batch < 1 || batch > 1'000'000)) {
+          m.Error("batchSize", "must be between 1 and 1000000, got " + std::to_string(batch));
+          valid = false;
+        }
+        if (steps < 1 || steps > 4096) {
+          m.Error("accumulationSteps", "must be between 1 and 4096, got " + std::to_string(steps));
+          valid = false;
+        }
+        m.Finish();
+        if (valid) out->micro_batches.push_back({batch, static_cast<int>(steps)});
+      }
+    }
+  }
+  c.Finish();
+}
+
+void ParseThroughput(const json& body, std::vector<std::string>* errors, SweepSpec* spec) {
+  Fields f(body, "spec.throughput", errors);
+  ThroughputSpec& t = spec->throughput;
+  t.enabled = f.Bool("enabled").value_or(false);
+  if (std::optional<double> target = f.Number("targetUtilization", false)) {
+    if (*target <= 0 || *target > 1) {
+      f.Error("targetUtilization", "must be in (0, 1], got " + body.at("targetUtilization").dump());
+    }
+    t.target_utilization = *target;
+  }
+  if (std::optional<int64_t> steps = f.Integer("probeSteps", false)) {
+    if (*steps < 1 || *steps > 100'000) {
+      f.Error("probeSteps", "must be between 1 and 100000, got " + std::to_string(*steps));
+    } else {
+      t.probe_steps = static_cast<int>(*steps);
+    }
+  }
+  if (std::optional<double> fraction = f.Number("maxBudgetFraction", false)) {
+    if (*fraction <= 0 || *fraction >= 1) {
+      f.Error("maxBudgetFraction", "must be in (0, 1), got " + body.at("maxBudgetFraction").dump());
+    }
+    t.max_budget_fraction = *fraction;
+  }
+  t.stop_below_target =
+      ParseEnum<bool>(f, "onBelowTarget", {{"continue", false}, {"stop", true}}).value_or(false);
+  if (const json* candidates = f.Object("candidates", false)) {
+    ParseCandidates(*candidates, errors, &t);
+  }
+  f.Finish();
+
+  size_t count = std::max<size_t>(1, t.workers.size()) * std::max<size_t>(1, t.prefetch.size()) *
+                 std::max<size_t>(1, t.precision.size()) *
+                 std::max<size_t>(1, t.micro_batches.size());
+  if (count > kMaxProbeCandidates) {
+    errors->push_back("spec.throughput.candidates: " + std::to_string(count) +
+                      " combinations; at most " + std::to_string(kMaxProbeCandidates) +
+                      " can be probed");
+  }
+  // A flag is either probed once for the whole sweep or searched per trial, never both.
+  std::vector<std::pair<std::string, bool>> probed = {
+      {kWorkersFlag, !t.workers.empty()},
+      {kPrefetchFlag, !t.prefetch.empty()},
+      {kPrecisionFlag, !t.precision.empty()},
+      {kBatchSizeFlag, !t.micro_batches.empty()},
+      {kAccumulationFlag, !t.micro_batches.empty()}};
+  for (const auto& [flag, used] : probed) {
+    bool searched = std::any_of(spec->search_space.begin(), spec->search_space.end(),
+                                [&](const ParamSpec& p) { return p.name == flag; });
+    if (used && searched && t.enabled) {
+      bool split = flag == kBatchSizeFlag || flag == kAccumulationFlag;
+      errors->push_back("spec.throughput.candidates." + std::string(split ? "microBatches" : flag) +
+                        ": spec.searchSpace." + flag + " also sets --" + flag +
+                        "; probe it or search it, not both");
+    }
+  }
+}
+
 void ParseSpec(const json& body, std::vector<std::string>* errors, SweepSpec* spec) {
   Fields f(body, "spec", errors);
 
@@ -380,6 +528,10 @@ void ParseSpec(const json& body, std::vector<std::string>* errors, SweepSpec* sp
       spec->metrics_missing_timeout_seconds = *t;
     }
     m.Finish();
+  }
+  // After searchSpace: the probe phase checks its flags against the searched ones.
+  if (const json* throughput = f.Object("throughput", false)) {
+    ParseThroughput(*throughput, errors, spec);
   }
   f.Finish();
 }

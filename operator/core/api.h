@@ -38,6 +38,29 @@ struct TrialContainer {
   std::vector<std::pair<std::string, std::string>> env;
 };
 
+// One micro-batch split of the effective batch: `batch_size` samples per micro-batch,
+// `accumulation_steps` micro-batches per optimizer step.
+struct MicroBatch {
+  int64_t batch_size = 0;
+  int accumulation_steps = 1;
+};
+
+// spec.throughput: the probe phase that picks the trainer's loader and precision settings before
+// the search starts. Each candidate list is one trainer flag; an empty list leaves that flag as
+// the template sets it. Candidates are the product of the lists.
+struct ThroughputSpec {
+  bool enabled = false;
+  double target_utilization = 0.85;
+  int probe_steps = 30;  // measured optimizer steps per probe
+  double max_budget_fraction = 0.05;
+  bool stop_below_target = false;  // onBelowTarget: stop (true) or continue (false)
+  std::vector<int> workers = {0, 1, 2, 4};
+  std::vector<int> prefetch;
+  std::vector<std::string> precision;
+  // The first entry is the template's own split: the learning rate refers to its effective batch.
+  std::vector<MicroBatch> micro_batches;
+};
+
 struct SweepSpec {
   std::string name;
   std::string namespace_name;
@@ -63,6 +86,7 @@ struct SweepSpec {
   TrialContainer container;
   std::string prometheus_url;  // empty: scrape trials directly
   double metrics_missing_timeout_seconds = 300;
+  ThroughputSpec throughput;
 };
 
 // Reads and validates a BudgetSweep object (apiVersion, kind, metadata, spec; status is ignored).

@@ -42,6 +42,8 @@ class Planner {
                  " trials failed (spec.maxFailedTrials is " +
                  std::to_string(spec_.max_failed_trials) + ")");
       StopEverything();
+    } else if (model_.probing()) {
+      ReconcileProbes();
     } else {
       for (int64_t index : model_.active()) ReconcileTrial(model_.trial(index));
       FillSlots();
@@ -271,6 +273,124 @@ class Planner {
         Action{Action::Kind::kSetDeadline, t.index, seg.number, seg.until, needed, ""});
   }
 
+  // The probe phase: one probe at a time (probes measure the machine, so they must not share it),
+  // each admitted within what spec.throughput.maxBudgetFraction leaves; then the decision.
+  void ReconcileProbes() {
+    const std::vector<ProbeRun>& probes = model_.probes();
+    if (!probes.empty() && !probes.back().ended) {
+      ReconcileProbe(probes.back());
+      return;
+    }
+    const std::vector<Config> candidates = ProbeCandidates(spec_.throughput);
+    std::optional<Config> next;
+    int probed = 0;
+    for (const Config& c : candidates) {
+      // A probe stopped from outside before it measured is probed again.
+      bool done = std::any_of(probes.begin(), probes.end(), [&](const ProbeRun& p) {
+        return p.settings == c && p.reason != "Interrupted";
+      });
+      if (done) ++probed;
+      if (!done && !next) next = c;
+    }
+    double spent = 0;
+    double longest = 0;
+    for (const ProbeRun& p : probes) {
+      spent += p.charged_device_seconds;
+      longest = std::max(longest, p.charged_device_seconds);
+    }
+    const double allowed = spec_.throughput.max_budget_fraction * ledger_.budget();
+    std::string note;
+    if (next) {
+      // The deadline is all the probe budget left: a probe is stopped as soon as it measured.
+      double requested = std::min(allowed - spent, ledger_.remaining());
+      double needed = std::max(devices_ * options_.min_reservation_seconds,
+                               options_.reservation_margin * longest);
+      // Admission reserves the probe's share; it holds, as requested is within what is left.
+      if (requested >= needed && !ledger_.Admit(requested)) {
+        int index = static_cast<int>(probes.size());
+        Event e = Event::Of(Type::kProbeLaunched, now_, index);
+        e.params = *next;
+        e.deadline = now_ + requested / devices_;
+        plan_.events.push_back(e);
+        plan_.actions.push_back(ProbeAction(Action::Kind::kStart, index, e.deadline));
+        return;
+      }
+      note =
+          "probed " + std::to_string(probed) + " of " + std::to_string(candidates.size()) +
+          Format(" candidates: %.4f GPU-hours left for probing, the next needs %.4f",
+                 std::max(0.0, requested) / 3600, needed / 3600) +
+          Format(" (spec.throughput.maxBudgetFraction %g)", spec_.throughput.max_budget_fraction);
+    }
+    ThroughputDecision d = DecideThroughput(spec_, probes, note);
+    Event e = Event::Of(Type::kThroughputDecided, now_, d.chosen);
+    e.reason = d.reason;
+    e.message = d.message;
+    e.params = d.trial_args;
+    plan_.events.push_back(e);
+    if (StopsBelowTarget(spec_, d)) {
+      Finish(SweepPhase::kFailed, "ThroughputBelowTarget",
+             d.message + " (spec.throughput.onBelowTarget is stop)");
+    }
+    decided_ = std::move(d);
+  }
+
+  Action ProbeAction(Action::Kind kind, int index, double deadline) const {
+    Action a{kind, index, 0, model_.rungs().max(), deadline, ""};
+    a.probe = true;
+    return a;
+  }
+
+  void ReconcileProbe(const ProbeRun& p) {
+    const SegmentStatus* st = observed_.Segment(p.name, 0);
+    if (st == nullptr) {
+      // Journaled but never started (a crash between the two): Start is idempotent.
+      plan_.actions.push_back(ProbeAction(Action::Kind::kStart, p.index, p.deadline));
+      return;
+    }
+    if (st->state == SegmentState::kSucceeded || st->state == SegmentState::kFailed) {
+      EndProbe(p, *st);
+      return;
+    }
+    auto m = observed_.metrics.find(p.name);
+    if (!p.figures) {
+      if (m == observed_.metrics.end() || !m->second.probe_measured_steps ||
+          *m->second.probe_measured_steps <= 0 || !m->second.samples_per_second ||
+          !m->second.data_wait_ratio) {
+        return;  // still measuring
+      }
+      Event e = Event::Of(Type::kProbeMeasured, now_, p.index);
+      e.figures = {*m->second.samples_per_second, *m->second.data_wait_ratio,
+                   m->second.accelerator_utilization_ratio};
+      plan_.events.push_back(e);
+    }
+    // Measured: its figures are journaled, so it may stop (again, if a crash lost the stop).
+    plan_.actions.push_back(ProbeAction(Action::Kind::kStop, p.index, 0));
+  }
+
+  void EndProbe(const ProbeRun& p, const SegmentStatus& st) {
+    Event e = Event::Of(Type::kProbeEnded, now_, p.index);
+    double finish = st.finished_unix_seconds.value_or(now_);
+    e.seconds = ChargedDevices(st.devices) *
+                std::max(0.0, finish - st.started_unix_seconds.value_or(finish));
+    if (p.figures) {
+      e.reason = "";
+    } else if (st.reason == "Stopped") {
+      e.reason = "Interrupted";
+      e.message = "stopped from outside the sweep before it measured; it is probed again";
+    } else if (st.reason == "DeadlineExceeded") {
+      e.reason = "DeadlineExceeded";
+      e.message = "reached its deadline (what spec.throughput.maxBudgetFraction left) first";
+    } else if (st.state == SegmentState::kSucceeded) {
+      e.reason = "MetricsMissing";
+      e.message = "exited without reporting its probe figures";
+    } else {
+      e.reason = "Error";
+      e.message = st.exit_code ? "exited with code " + std::to_string(*st.exit_code)
+                               : "ended without an exit code";
+    }
+    plan_.events.push_back(e);
+  }
+
   int Free() const { return std::max(0, spec_.parallelism - occupied_); }
 
   void FillSlots() {
@@ -360,10 +480,15 @@ class Planner {
       plan_.conditions.push_back(
           {"Progressing", "False", SweepPhaseName(*phase),
            finishing_ ? plan_.events.back().message : model_.finish_message()});
+    } else if (model_.probing() && !decided_) {
+      plan_.conditions.push_back(
+          {"Progressing", "True", "Probing",
+           "probing throughput: " + std::to_string(model_.probes().size()) + " probe runs so far"});
     } else {
       plan_.conditions.push_back(
           {"Progressing", "True", "TrialsRunning", std::to_string(occupied_) + " trials running"});
     }
+    if (spec_.throughput.enabled) AddThroughputCondition();
     if (!plan_.denials.empty()) {
       plan_.conditions.push_back(
           {"BudgetAvailable", "False", "BudgetExhausted", plan_.denials.front().Message()});
@@ -383,6 +508,18 @@ class Planner {
     }
   }
 
+  // ThroughputBelowTarget: Unknown while probing, then whether the decision met the gate.
+  void AddThroughputCondition() {
+    const std::optional<ThroughputDecision>& d = decided_ ? decided_ : model_.throughput_decision();
+    if (!d) {
+      plan_.conditions.push_back(
+          {"ThroughputBelowTarget", "Unknown", "Probing", "the probe phase has not decided yet"});
+    } else {
+      plan_.conditions.push_back(
+          {"ThroughputBelowTarget", d->target_met ? "False" : "True", d->reason, d->message});
+    }
+  }
+
   const SweepModel& model_;
   const SweepSpec& spec_;
   const Observed& observed_;
@@ -393,6 +530,7 @@ class Planner {
   Plan plan_;
   int occupied_ = 0;
   std::optional<SweepPhase> finishing_;
+  std::optional<ThroughputDecision> decided_;  // decided in this pass
 };
 
 }  // namespace

@@ -34,6 +34,7 @@ struct Action {
   double until = 0;
   double deadline = 0;
   std::string reason;
+  bool probe = false;  // `trial` is a probe run's index (SweepModel::probes()), segment 0
 };
 
 struct Condition {

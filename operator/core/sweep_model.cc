@@ -11,10 +11,11 @@ using nlohmann::json;
 
 constexpr const char* kEventNames[] = {"TrialCreated",  "SegmentLaunched", "ValueRecorded",
                                        "DeadlineMoved", "TrialStopped",    "TrialPromoted",
-                                       "SegmentEnded",  "SweepFinished"};
+                                       "SegmentEnded",  "SweepFinished",   "ProbeLaunched",
+                                       "ProbeMeasured", "ProbeEnded",      "ThroughputDecided"};
 constexpr const char* kTrialPhaseNames[] = {"Running", "Paused", "Completed", "Stopped", "Failed"};
-constexpr const char* kSweepPhaseNames[] = {"Pending", "Running", "Completed", "BudgetExhausted",
-                                            "Failed"};
+constexpr const char* kSweepPhaseNames[] = {"Pending",   "Probing",         "Running",
+                                            "Completed", "BudgetExhausted", "Failed"};
 
 // JSON has no NaN; a diverged trial's value is written as null.
 json Number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
@@ -30,6 +31,12 @@ bool Better(Goal goal, double a, double b) {
   return goal == Goal::kMaximize ? a > b : a < b;
 }
 
+json ParamsJson(const Config& params) {
+  json p = json::array();
+  for (const auto& [name, v] : params) p.push_back({name, v});
+  return p;
+}
+
 }  // namespace
 
 const char* TrialPhaseName(TrialPhase phase) {
@@ -42,13 +49,29 @@ const char* SweepPhaseName(SweepPhase phase) {
 json Event::ToJson() const {
   json j = {{"event", kEventNames[static_cast<size_t>(type)]}, {"at", at}};
   switch (type) {
-    case Type::kTrialCreated: {
-      j["trial"] = trial;
-      json p = json::array();
-      for (const auto& [name, v] : params) p.push_back({name, v});
-      j["params"] = p;
+    case Type::kTrialCreated:
+      j.update({{"trial", trial}, {"params", ParamsJson(params)}});
       break;
-    }
+    case Type::kProbeLaunched:
+      j.update({{"trial", trial}, {"params", ParamsJson(params)}, {"deadline", deadline}});
+      break;
+    case Type::kProbeMeasured:
+      j.update({{"trial", trial},
+                {"samplesPerSecond", figures.samples_per_second},
+                {"dataWaitRatio", figures.data_wait_ratio}});
+      if (figures.accelerator_utilization) {
+        j["acceleratorUtilization"] = *figures.accelerator_utilization;
+      }
+      break;
+    case Type::kProbeEnded:
+      j.update({{"trial", trial}, {"reason", reason}, {"message", message}, {"seconds", seconds}});
+      break;
+    case Type::kThroughputDecided:
+      j.update({{"trial", trial},
+                {"reason", reason},
+                {"message", message},
+                {"params", ParamsJson(params)}});
+      break;
     case Type::kSegmentLaunched:
       j.update({{"trial", trial},
                 {"segment", segment},
@@ -120,6 +143,11 @@ StatusOr<Event> Event::FromJson(const json& j) {
   e.started = NumberOr(j, "started", 0);
   e.finished = NumberOr(j, "finished", 0);
   e.devices = std::max(0, static_cast<int>(integer("devices")));
+  e.figures.samples_per_second = NumberOr(j, "samplesPerSecond", 0);
+  e.figures.data_wait_ratio = NumberOr(j, "dataWaitRatio", 0);
+  if (j.contains("acceleratorUtilization")) {
+    e.figures.accelerator_utilization = NumberOr(j, "acceleratorUtilization", 0);
+  }
   if (e.type == Type::kSweepFinished) {
     std::string phase = str("phase");
     for (size_t i = 0; i < std::size(kSweepPhaseNames); ++i) {
@@ -142,6 +170,12 @@ SweepModel::SweepModel(const SweepSpec& spec)
       space_(spec.search_space, spec.algorithm, spec.seed),
       scheduler_(rungs_.size() - 1, spec.reduction_factor, spec.goal, spec.mode),
       continued_(static_cast<size_t>(rungs_.size()), 0) {}
+
+std::string SweepModel::ProbeName(int index) const {
+  char suffix[32];
+  std::snprintf(suffix, sizeof suffix, "-p%04d", index);
+  return spec_.name + suffix;
+}
 
 std::string TrialName(const std::string& sweep, int64_t index) {
   char suffix[32];
@@ -216,7 +250,13 @@ Status SweepModel::Apply(const Event& e) {
     finish_message_ = e.message;
     return OkStatus();
   }
-  if (phase_ == SweepPhase::kPending) phase_ = SweepPhase::kRunning;
+  if (e.type == Type::kProbeLaunched || e.type == Type::kProbeMeasured ||
+      e.type == Type::kProbeEnded || e.type == Type::kThroughputDecided) {
+    return ApplyProbeEvent(e);
+  }
+  if (phase_ == SweepPhase::kPending || phase_ == SweepPhase::kProbing) {
+    phase_ = SweepPhase::kRunning;
+  }
   if (e.type == Type::kTrialCreated) {
     if (e.trial != trial_count()) {
       return InvalidArgumentError("trial " + std::to_string(e.trial) + " created out of order");
@@ -281,7 +321,53 @@ Status SweepModel::Apply(const Event& e) {
     }
     case Type::kTrialCreated:
     case Type::kSweepFinished:
+    case Type::kProbeLaunched:
+    case Type::kProbeMeasured:
+    case Type::kProbeEnded:
+    case Type::kThroughputDecided:
       break;
+  }
+  return OkStatus();
+}
+
+Status SweepModel::ApplyProbeEvent(const Event& e) {
+  using Type = Event::Type;
+  if (e.type == Type::kThroughputDecided) {
+    ThroughputDecision d;
+    d.chosen = static_cast<int>(e.trial);
+    d.target_met = e.reason == "TargetMet";
+    d.reason = e.reason;
+    d.message = e.message;
+    d.trial_args = e.params;
+    decision_ = std::move(d);
+    if (!finished()) phase_ = SweepPhase::kRunning;
+    return OkStatus();
+  }
+  if (e.type == Type::kProbeLaunched) {
+    if (e.trial != static_cast<int64_t>(probes_.size())) {
+      return InvalidArgumentError("probe " + std::to_string(e.trial) + " launched out of order");
+    }
+    ProbeRun p;
+    p.index = static_cast<int>(e.trial);
+    p.name = ProbeName(p.index);
+    p.settings = e.params;
+    p.launched_at = e.at;
+    p.deadline = e.deadline;
+    probes_.push_back(std::move(p));
+    if (phase_ == SweepPhase::kPending) phase_ = SweepPhase::kProbing;
+    return OkStatus();
+  }
+  if (e.trial < 0 || e.trial >= static_cast<int64_t>(probes_.size())) {
+    return InvalidArgumentError("event for unknown probe " + std::to_string(e.trial));
+  }
+  ProbeRun& p = probes_[static_cast<size_t>(e.trial)];
+  if (e.type == Type::kProbeMeasured) {
+    p.figures = e.figures;
+  } else {
+    p.ended = true;
+    p.reason = e.reason;
+    p.message = e.message;
+    p.charged_device_seconds = e.seconds;
   }
   return OkStatus();
 }

@@ -12,13 +12,14 @@
 #include "operator/core/api.h"
 #include "operator/core/asha.h"
 #include "operator/core/ledger.h"
+#include "operator/core/probe.h"
 #include "operator/core/search_space.h"
 #include "operator/core/status.h"
 
 namespace bsw {
 
 enum class TrialPhase { kRunning, kPaused, kCompleted, kStopped, kFailed };
-enum class SweepPhase { kPending, kRunning, kCompleted, kBudgetExhausted, kFailed };
+enum class SweepPhase { kPending, kProbing, kRunning, kCompleted, kBudgetExhausted, kFailed };
 
 const char* TrialPhaseName(TrialPhase phase);
 // The deterministic name of a sweep's trial: "<sweep>-t0007".
@@ -38,6 +39,10 @@ struct Event {
     kSegmentEnded,     // trial, segment, reason ("" when it succeeded), message, and the
                        // charge: started, finished, devices (when the segment ran)
     kSweepFinished,    // phase, reason, message
+    kProbeLaunched,    // trial (the probe's index), params (its settings), deadline
+    kProbeMeasured,    // trial, figures
+    kProbeEnded,       // trial, reason ("" when measured), message, seconds (device-seconds)
+    kThroughputDecided,  // trial (the chosen probe, -1 for none), reason, message, params
   };
   Type type = Type::kTrialCreated;
   double at = 0;  // unix seconds when it was decided
@@ -60,6 +65,7 @@ struct Event {
   double started = 0;
   double finished = 0;
   int devices = 0;
+  ProbeFigures figures;
 
   static Event Of(Type type, double at, int64_t trial = -1, int segment = 0) {
     Event e;
@@ -141,15 +147,29 @@ class SweepModel {
   int64_t continued(int rung) const { return continued_.at(static_cast<size_t>(rung)); }
   std::optional<BestResult> best() const { return best_; }
 
+  // The probe phase: every probe run so far, by index, and its outcome once decided.
+  const std::vector<ProbeRun>& probes() const { return probes_; }
+  const std::optional<ThroughputDecision>& throughput_decision() const { return decision_; }
+  // Whether the sweep is still in its probe phase: spec.throughput.enabled, not decided, and no
+  // trial created yet (a spec that enables it mid-sweep does not stop the search to probe).
+  bool probing() const {
+    return spec_.throughput.enabled && !decision_ && !finished() && trials_.empty();
+  }
+  std::string ProbeName(int index) const;
+
   SweepPhase phase() const { return phase_; }
   const std::string& finish_reason() const { return finish_reason_; }
   const std::string& finish_message() const { return finish_message_; }
-  bool finished() const { return phase_ != SweepPhase::kPending && phase_ != SweepPhase::kRunning; }
+  bool finished() const {
+    return phase_ != SweepPhase::kPending && phase_ != SweepPhase::kProbing &&
+           phase_ != SweepPhase::kRunning;
+  }
 
  private:
   Trial* Mutable(int64_t index);
   void SetPhase(Trial& t, TrialPhase phase);
   void RecordValue(Trial& t, const Event& e);
+  Status ApplyProbeEvent(const Event& e);
 
   SweepSpec spec_;
   Rungs rungs_;
@@ -162,6 +182,8 @@ class SweepModel {
   std::vector<int64_t> counts_ = std::vector<int64_t>(5, 0);
   std::vector<int64_t> continued_;
   std::optional<BestResult> best_;
+  std::vector<ProbeRun> probes_;
+  std::optional<ThroughputDecision> decision_;
   SweepPhase phase_ = SweepPhase::kPending;
   std::string finish_reason_;
   std::string finish_message_;

@@ -46,6 +46,65 @@ json ParamsObject(const Config& params) {
   for (const auto& [name, value] : params) out[name] = value;
   return out;
 }
+json FiguresJson(const ProbeRun& p) {
+  json out = {{"settings", ParamsObject(p.settings)}};
+  if (p.figures) {
+    out["samplesPerSecond"] = p.figures->samples_per_second;
+    out["dataWaitRatio"] = p.figures->data_wait_ratio;
+    out["utilization"] = p.figures->utilization();
+  }
+  return out;
+}
+
+// status.throughput: the probe phase's runs, the baseline, and the choice with its figures.
+json ThroughputStatus(const SweepModel& model) {
+  const ThroughputSpec& spec = model.spec().throughput;
+  const std::vector<ProbeRun>& probes = model.probes();
+  const std::optional<ThroughputDecision>& decision = model.throughput_decision();
+  double charged = 0;
+  bool accelerator = false;
+  json runs = json::array();
+  for (const ProbeRun& p : probes) {
+    charged += p.charged_device_seconds;
+    json run = FiguresJson(p);
+    run["name"] = p.name;
+    if (p.ended && !p.reason.empty()) {
+      run["reason"] = p.reason;
+      run["message"] = p.message;
+    }
+    runs.push_back(run);
+    if (p.figures && p.figures->accelerator_utilization) accelerator = true;
+  }
+  json out = {
+      {"phase", decision ? "Decided" : "Probing"},
+      {"targetUtilization", spec.target_utilization},
+      {"utilizationSource",
+       accelerator ? "accelerator" : "1 - dataWaitRatio (no accelerator utilization reported)"},
+      {"candidates", ProbeCandidates(spec).size()},
+      {"budgetLimit", Hours(spec.max_budget_fraction * model.spec().budget_gpu_hours * 3600)},
+      {"budgetUsed", Hours(charged)},
+      {"probes", runs}};
+  for (const ProbeRun& p : probes) {
+    if (p.settings.empty() && p.figures) {
+      out["baseline"] = FiguresJson(p);
+      out["baseline"]["settings"] = ParamsObject(TemplateSettings(model.spec()));
+      break;
+    }
+  }
+  if (decision) {
+    out["targetMet"] = decision->target_met;
+    out["reason"] = decision->reason;
+    out["message"] = decision->message;
+    json args = json::array();
+    for (const std::string& a : FlagArgs(decision->trial_args)) args.push_back(a);
+    out["trialArgs"] = args;
+    if (decision->chosen >= 0) {
+      out["chosen"] = FiguresJson(probes.at(static_cast<size_t>(decision->chosen)));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 json BuildStatus(const SweepModel& model, const Ledger& ledger, const json& conditions) {
@@ -87,6 +146,7 @@ json BuildStatus(const SweepModel& model, const Ledger& ledger, const json& cond
   json running = json::array();
   for (int64_t index : model.active()) running.push_back(model.trial(index).name);
   status["runningTrials"] = running;
+  if (spec.throughput.enabled) status["throughput"] = ThroughputStatus(model);
   return status;
 }
 

@@ -15,6 +15,8 @@ struct TrialMetrics {
   std::optional<double> samples_per_second;
   std::optional<double> data_wait_ratio;
   std::optional<double> accelerator_utilization_ratio;
+  // A probe run (--probe-steps): the steps it measured, once its figures above are final.
+  std::optional<double> probe_measured_steps;
   bool diverged = false;
 };
 

@@ -13,6 +13,7 @@
 #   - search-space `values` entries that are not a number, string or boolean (objects, lists,
 #     null): the items are untyped in the schema (they may be any scalar), and CEL cannot see an
 #     untyped list. The operator reports these as condition InvalidSpec.
+#   - spec.throughput: a flag both probed and searched, and more than 64 candidate combinations.
 # What the CRD rejects and the CLI accepts (limits that keep CEL's estimated cost bounded):
 #   - more than 64 search-space parameters (searchSpace maxProperties);
 #   - more than 1024 values in one choice/grid parameter (values maxItems).
@@ -111,6 +112,10 @@ spec:
     batch-size: {type: choice, values: [64, 128, 256]}
     optimizer: {type: grid, values: [adamw, sgd]}
     bf16: {type: choice, values: [true, false]}
+  throughput:
+    enabled: true
+    targetUtilization: 0.9
+    candidates: {workers: [0, 2], precision: [bf16]}
   trial:
     gpus: 1
     maxRetries: 2
@@ -191,14 +196,21 @@ status='{"status":{"observedGeneration":1,"phase":"Running",
   "trials":{"created":12,"running":4,"paused":0,"completed":1,"stopped":7,"failed":0},
   "rungs":[{"resource":1,"reached":12,"promoted":4},{"resource":3,"reached":4,"promoted":1},{"resource":27}],
   "best":{"trial":"crd-base-t0003","value":0.9125,"resource":27,"params":{"lr":0.003,"batch-size":128,"optimizer":"sgd","bf16":true}},
-  "runningTrials":["crd-base-t0008","crd-base-t0009","crd-base-t0010","crd-base-t0011"]}}'
+  "runningTrials":["crd-base-t0008","crd-base-t0009","crd-base-t0010","crd-base-t0011"],
+  "throughput":{"phase":"Decided","targetUtilization":0.9,"utilizationSource":"accelerator",
+    "candidates":3,"budgetLimit":0.1,"budgetUsed":0.004,"targetMet":true,"reason":"TargetMet",
+    "message":"workers=2 precision=bf16: 2363 samples/s","trialArgs":["--workers=2","--precision=bf16"],
+    "baseline":{"settings":{},"samplesPerSecond":1835,"dataWaitRatio":0.12,"utilization":0.6},
+    "chosen":{"settings":{"workers":2,"precision":"bf16"},"samplesPerSecond":2363,"dataWaitRatio":0.01,"utilization":0.93},
+    "probes":[{"name":"crd-base-p0000","settings":{},"samplesPerSecond":1835,"dataWaitRatio":0.12,"utilization":0.6},
+              {"name":"crd-base-p0001","settings":{"workers":0,"precision":"bf16"},"reason":"Error","message":"exited with code 2"}]}}}'
 if out=$(k patch -n "$NS" bsw crd-base --subresource=status --type=merge -p "$status" 2>&1); then
   pass "status subresource accepts a BuildStatus-shaped status"
 else
   fail "status patch:"; indent <<<"$out"
 fi
-got=$(k get -n "$NS" bsw crd-base -o jsonpath='{.status.best.params.optimizer} {.status.rungs[1].promoted} {.status.runningTrials[3]}')
-[ "$got" = "sgd 1 crd-base-t0011" ] && pass "status kept as written (params, rungs, runningTrials)" ||
+got=$(k get -n "$NS" bsw crd-base -o jsonpath='{.status.best.params.optimizer} {.status.rungs[1].promoted} {.status.runningTrials[3]} {.status.throughput.chosen.settings.workers} {.status.throughput.probes[1].reason}')
+[ "$got" = "sgd 1 crd-base-t0011 2 Error" ] && pass "status kept as written (params, rungs, runningTrials, throughput)" ||
   fail "status read back: '$got'"
 out=$(k get -n "$NS" bsw crd-base 2>&1)
 header=$(head -1 <<<"$out" | tr -s ' ')
@@ -303,6 +315,16 @@ reject minmax-on-choice     '{"spec":{"searchSpace":{"batch-size":{"min":1,"max"
 reject choice-no-values     '{"spec":{"searchSpace":{"batch-size":{"values":null}}}}' spec.searchSpace.batch-size.values spec.searchSpace.batch-size.values
 reject choice-empty-values  '{"spec":{"searchSpace":{"batch-size":{"values":[]}}}}' spec.searchSpace.batch-size.values spec.searchSpace.batch-size.values
 reject grid-empty-values    '{"spec":{"searchSpace":{"optimizer":{"values":[]}}}}' spec.searchSpace.optimizer.values spec.searchSpace.optimizer.values
+# spec.throughput (issue 6).
+reject throughput-unknown   '{"spec":{"throughput":{"target":0.9}}}'             spec.throughput.target spec.throughput.target
+reject target-above-one     '{"spec":{"throughput":{"targetUtilization":1.5}}}'  spec.throughput.targetUtilization spec.throughput.targetUtilization
+reject fraction-one         '{"spec":{"throughput":{"maxBudgetFraction":1}}}'    spec.throughput.maxBudgetFraction spec.throughput.maxBudgetFraction
+reject probe-steps-zero     '{"spec":{"throughput":{"probeSteps":0}}}'           spec.throughput.probeSteps spec.throughput.probeSteps
+reject below-target-unknown '{"spec":{"throughput":{"onBelowTarget":"retry"}}}'  spec.throughput.onBelowTarget spec.throughput.onBelowTarget
+reject workers-negative     '{"spec":{"throughput":{"candidates":{"workers":[2,-1]}}}}' 'spec.throughput.candidates.workers[1]' 'spec.throughput.candidates.workers[1]'
+reject prefetch-repeated    '{"spec":{"throughput":{"candidates":{"prefetch":[4,4]}}}}' 'spec.throughput.candidates.prefetch[1]' 'spec.throughput.candidates.prefetch[1]'
+reject precision-unknown    '{"spec":{"throughput":{"candidates":{"precision":["int8"]}}}}' 'spec.throughput.candidates.precision[0]' 'spec.throughput.candidates.precision[0]'
+reject microbatch-no-size   '{"spec":{"throughput":{"candidates":{"microBatches":[{"accumulationSteps":2}]}}}}' 'spec.throughput.candidates.microBatches[0].batchSize' 'spec.throughput.candidates.microBatches[0].batchSize'
 
 # ---- CLI-only: the CRD cannot express these (see the top of this file) ----------------------------
 cli_only() {   # cli_only NAME PATCH CLI_FIELD: kubectl accepts, budgetsweep validate rejects
@@ -321,6 +343,8 @@ cli_only() {   # cli_only NAME PATCH CLI_FIELD: kubectl accepts, budgetsweep val
 cli_only value-object '{"spec":{"searchSpace":{"batch-size":{"values":[64,{"n":128}]}}}}' 'spec.searchSpace.batch-size.values[1]'
 cli_only value-list   '{"spec":{"searchSpace":{"batch-size":{"values":[[64]]}}}}' 'spec.searchSpace.batch-size.values[0]'
 cli_only value-null   '{"spec":{"searchSpace":{"batch-size":{"values":[64,null]}}}}' 'spec.searchSpace.batch-size.values[1]'
+cli_only probed-and-searched '{"spec":{"throughput":{"enabled":true,"candidates":{"microBatches":[{"batchSize":64}]}}}}' 'spec.throughput.candidates.microBatches'
+cli_only too-many-candidates '{"spec":{"throughput":{"candidates":{"workers":[0,1,2,3,4,5,6,7,8],"prefetch":[1,2,4,8,16,32,64,128]}}}}' 'spec.throughput.candidates'
 
 # ---- CRD-only: the limits that bound CEL's cost (see the top of this file) -----------------------
 params() {   # params N: a searchSpace of N uniform parameters, as a JSON patch

@@ -125,7 +125,7 @@ TEST_F(TrialLogCluster, EventsComeBackInTheOrderTheyWereAppendedAcrossTrialsAndT
   EXPECT_EQ(trial->at("metadata").at("ownerReferences").at(0).at("uid"), owner.uid);
   StatusOr<Json> sweep = client_->Get(kBudgetSweeps, ns_, "order");
   ASSERT_TRUE(sweep.ok());
-  EXPECT_EQ(sweep->at("status").at("finished").size(), 1u);
+  EXPECT_EQ(sweep->at("status").at("sweepEvents").size(), 1u);
 
   // It continues the sequence: a later append sorts after everything before it.
   Event stopped = Event::Of(Event::Type::kTrialStopped, 107, 1);

@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <signal.h>
 
 #include <chrono>
+#include <filesystem>
 #include <regex>
 #include <thread>
 
@@ -67,6 +69,46 @@ TEST(TrainerMetrics, EndpointServesEveryDocumentedSeriesDuringARun) {
   }
   EXPECT_NE(body.find("workers=\"1\"} 1"), std::string::npos) << body;
   EXPECT_EQ(process.Wait().exit_code, 0);
+}
+
+// Probe mode (--probe-steps): 4 warm-up steps (prefetch 2 + 2), then 12 measured ones across
+// two 8-step epochs; the marker series appears with the figures, no evaluation, no checkpoint,
+// and a SIGTERM ends the linger at once.
+TEST(TrainerMetrics, ProbeModeReportsItsFiguresThenStopsLingeringOnSigterm) {
+  const std::string checkpoints = FreshDir("probe_checkpoints");
+  std::vector<std::string> flags = SmallRunFlags();
+  flags.insert(flags.end(),
+               {"--probe-steps=12", "--prefetch=2", "--metrics-port=0", "--metrics-host=127.0.0.1",
+                "--linger-seconds=120", "--device=cpu", "--checkpoint-dir=" + checkpoints});
+  TrainerProcess process(flags, {"BUDGETSWEEP_SWEEP=sw", "BUDGETSWEEP_TRIAL=p0"});
+  const int port = WaitForPort(process);
+  ASSERT_GT(port, 0) << process.StderrSoFar();
+  httplib::Client client("127.0.0.1", port);
+  const std::string marker =
+      "budgetsweep_trainer_probe_measured_steps{sweep=\"sw\",trial=\"p0\"} 12";
+  std::string body;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto response = client.Get("/metrics");
+    if (response && response->status == 200) body = response->body;
+    if (body.find(marker) != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_NE(body.find(marker), std::string::npos) << body << process.StderrSoFar();
+  EXPECT_NE(body.find("budgetsweep_trainer_optimizer_steps_total{sweep=\"sw\",trial=\"p0\"} 16"),
+            std::string::npos)
+      << body;
+  EXPECT_NE(body.find("budgetsweep_trainer_samples_per_second{"), std::string::npos) << body;
+  EXPECT_NE(body.find("budgetsweep_trainer_data_wait_ratio{"), std::string::npos) << body;
+  EXPECT_EQ(body.find("budgetsweep_trainer_objective{"), std::string::npos) << body;
+  const auto stopped_at = std::chrono::steady_clock::now();
+  process.Signal(SIGTERM);
+  const ProcessResult result = process.Wait();
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_LT(std::chrono::steady_clock::now() - stopped_at, std::chrono::seconds(10));
+  EXPECT_NE(result.err.find("probe: 12 optimizer steps after 4 warm-up steps"), std::string::npos)
+      << result.err;
+  EXPECT_TRUE(std::filesystem::is_empty(checkpoints));
 }
 
 }  // namespace

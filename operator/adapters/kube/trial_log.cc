@@ -11,6 +11,27 @@ namespace {
 
 int64_t SeqOf(const Json& record) { return record.value("seq", int64_t{-1}); }
 
+// Events about one trial go to its object; the probe phase and the sweep's end to the sweep's.
+bool TrialScoped(Event::Type type) {
+  switch (type) {
+    case Event::Type::kTrialCreated:
+    case Event::Type::kSegmentLaunched:
+    case Event::Type::kValueRecorded:
+    case Event::Type::kDeadlineMoved:
+    case Event::Type::kTrialStopped:
+    case Event::Type::kTrialPromoted:
+    case Event::Type::kSegmentEnded:
+      return true;
+    case Event::Type::kSweepFinished:
+    case Event::Type::kProbeLaunched:
+    case Event::Type::kProbeMeasured:
+    case Event::Type::kProbeEnded:
+    case Event::Type::kThroughputDecided:
+      return false;
+  }
+  return false;
+}
+
 std::string OwnerUid(const Json& object) {
   for (const Json& ref : object.value("/metadata/ownerReferences"_json_pointer, Json::array())) {
     if (ref.value("controller", false)) return ref.value("uid", "");
@@ -65,7 +86,7 @@ StatusOr<std::vector<Event>> TrialLog::ReadAll() {
 
   StatusOr<Json> sweep = client_.Get(kBudgetSweeps, ns_, owner_.name);
   if (!sweep.ok()) return sweep.status();
-  sweep_events_ = (*sweep).value("/status/finished"_json_pointer, Json::array());
+  sweep_events_ = (*sweep).value("/status/sweepEvents"_json_pointer, Json::array());
   for (const Json& r : sweep_events_) records.push_back(r);
 
   std::stable_sort(records.begin(), records.end(),
@@ -85,10 +106,11 @@ StatusOr<std::vector<Event>> TrialLog::ReadAll() {
 Status TrialLog::Append(const std::vector<Event>& events) {
   size_t i = 0;
   while (i < events.size()) {
-    int64_t trial = events[i].trial;
+    auto owner_of = [](const Event& e) { return TrialScoped(e.type) ? e.trial : int64_t{-1}; };
+    int64_t trial = owner_of(events[i]);
     const Config* params = nullptr;
     std::vector<Json> run;
-    for (; i < events.size() && events[i].trial == trial; ++i) {
+    for (; i < events.size() && owner_of(events[i]) == trial; ++i) {
       if (events[i].type == Event::Type::kTrialCreated) params = &events[i].params;
       Json record = events[i].ToJson();
       record["seq"] = next_seq_++;
@@ -164,7 +186,7 @@ Status TrialLog::WriteTrial(int64_t trial, const std::vector<Json>& records, con
 Status TrialLog::WriteSweep(const std::vector<Json>& records) {
   Json events = Merged(sweep_events_, records);
   StatusOr<Json> patched =
-      client_.PatchStatus(kBudgetSweeps, ns_, owner_.name, {{"status", {{"finished", events}}}});
+      client_.PatchStatus(kBudgetSweeps, ns_, owner_.name, {{"status", {{"sweepEvents", events}}}});
   if (!patched.ok()) return patched.status();
   sweep_events_ = std::move(events);
   return OkStatus();

@@ -15,9 +15,9 @@ namespace bsw::kube {
 
 // A sweep's event log kept in the Kubernetes API, so that a restarted (or newly elected) operator
 // rebuilds every decision: one BudgetSweepTrial object per trial (named after the trial, labelled
-// with the sweep, owned by it) holds that trial's events in status.events; the sweep-level event
-// (SweepFinished) goes to the sweep's status.finished. Every event carries a sweep-wide sequence
-// number, and ReadAll returns them in that order.
+// with the sweep, owned by it) holds that trial's events in status.events; the sweep's own events
+// (the probe phase, SweepFinished) go to the sweep's status.sweepEvents. Every event carries a
+// sweep-wide sequence number, and ReadAll returns them in that order.
 //
 // Append writes the events in order, one write per run of consecutive events of the same trial,
 // each with the resourceVersion it last saw (a Conflict re-reads the object and adds only what

@@ -41,6 +41,7 @@ TEST(TrialMetricsFromSamples, MapsEveryTrainerSeries) {
             "budgetsweep_trainer_data_wait_ratio 0.1\n"
             "budgetsweep_trainer_accelerator_utilization_ratio 0.9\n"
             "budgetsweep_trainer_diverged 1\n"
+            "budgetsweep_trainer_probe_measured_steps 30\n"
             "unrelated_metric 5\n"),
       "s", "t", "acc");
   ASSERT_TRUE(metrics.ok()) << metrics.status().message();
@@ -52,6 +53,7 @@ TEST(TrialMetricsFromSamples, MapsEveryTrainerSeries) {
   EXPECT_EQ(metrics->samples_per_second, 1200);
   EXPECT_EQ(metrics->data_wait_ratio, 0.1);
   EXPECT_EQ(metrics->accelerator_utilization_ratio, 0.9);
+  EXPECT_EQ(metrics->probe_measured_steps, 30);
   EXPECT_TRUE(metrics->diverged);
 }
 
@@ -62,6 +64,7 @@ TEST(TrialMetricsFromSamples, AbsentSeriesStayUnknown) {
   EXPECT_TRUE(metrics->objective_by_resource.empty());
   EXPECT_FALSE(metrics->resource_completed.has_value());
   EXPECT_FALSE(metrics->loss.has_value());
+  EXPECT_FALSE(metrics->probe_measured_steps.has_value());
   EXPECT_FALSE(metrics->diverged);
 }
 

@@ -44,15 +44,7 @@ class SweepControllerTest : public ::testing::Test {
       return StatusOr<std::vector<SegmentStatus>>(segments_);
     }));
     ON_CALL(backend_, Start(_)).WillByDefault(Invoke([this](const SegmentSpec& s) {
-      SegmentStatus st;
-      st.trial = s.trial;
-      st.segment = s.segment;
-      st.state = SegmentState::kRunning;
-      st.started_unix_seconds = clock_.now;
-      st.devices = s.devices;
-      st.deadline_unix_seconds = s.deadline_unix_seconds;
-      st.metrics_url = "http://127.0.0.1:1/metrics";
-      segments_.push_back(st);
+      RunSegment(s);
       return OkStatus();
     }));
     ON_CALL(backend_, Stop(_, _)).WillByDefault(Return(OkStatus()));
@@ -60,15 +52,34 @@ class SweepControllerTest : public ::testing::Test {
     ON_CALL(metrics_, Read(_, _, _))
         .WillByDefault(
             Invoke([this](const std::string&, const SegmentStatus& s, const std::string&) {
+              TrialMetrics m;
+              if (auto probe = probe_figures_.find(s.trial); probe != probe_figures_.end()) {
+                m.samples_per_second = probe->second.samples_per_second;
+                m.data_wait_ratio = probe->second.data_wait_ratio;
+                m.probe_measured_steps = spec_.throughput.probe_steps;
+                return StatusOr<TrialMetrics>(m);
+              }
               auto it = values_.find(s.trial);
               if (it == values_.end()) return StatusOr<TrialMetrics>(UnavailableError("no answer"));
-              TrialMetrics m;
               m.objective_by_resource = {{1.0, it->second}};
               m.resource_completed = 1;
               return StatusOr<TrialMetrics>(m);
             }));
   }
   void TearDown() override { fs::remove_all(dir_); }
+
+  // What the backend reports from now on: the segment running since now.
+  void RunSegment(const SegmentSpec& s) {
+    SegmentStatus st;
+    st.trial = s.trial;
+    st.segment = s.segment;
+    st.state = SegmentState::kRunning;
+    st.started_unix_seconds = clock_.now;
+    st.devices = s.devices;
+    st.deadline_unix_seconds = s.deadline_unix_seconds;
+    st.metrics_url = "http://127.0.0.1:1/metrics";
+    segments_.push_back(st);
+  }
 
   std::string JournalText() const {
     std::ifstream in(dir_ + "/journal.jsonl");
@@ -82,6 +93,7 @@ class SweepControllerTest : public ::testing::Test {
   FakeClock clock_;
   std::vector<SegmentStatus> segments_;
   std::map<std::string, double> values_;
+  std::map<std::string, ProbeFigures> probe_figures_;  // what a probe run reports, by name
   NiceMock<MockTrialBackend> backend_;
   NiceMock<MockMetricSource> metrics_;
 };
@@ -210,6 +222,74 @@ TEST_F(SweepControllerTest, Interrupt_StopsEveryLiveSegmentAndDecidesNothing) {
   EXPECT_CALL(backend_, Stop(_, 0)).Times(spec_.parallelism);
   ASSERT_TRUE(controller.Interrupt().ok());
   EXPECT_EQ(JournalText(), before) << "an interrupt is not a decision about any trial";
+}
+
+TEST_F(SweepControllerTest, ProbePhase_ProbesRunTheCandidateAndEveryTrialGetsTheChoice) {
+  nlohmann::json j = testing::ValidSweepJson();
+  j["spec"]["throughput"] = {{"enabled", true}, {"candidates", {{"workers", {2}}}}};
+  spec_ = ParseSweep(j).value();
+  StatusOr<Journal> journal = Journal::Open(dir_);
+  SweepController controller(spec_, &backend_, &metrics_, &*journal, &clock_);
+  ASSERT_TRUE(controller.Recover().ok());
+  std::vector<SegmentSpec> started;
+  ON_CALL(backend_, Start(_)).WillByDefault(Invoke([&](const SegmentSpec& s) {
+    EXPECT_NE(JournalText().find(s.trial.find("-p") != std::string::npos ? "ProbeLaunched"
+                                                                         : "SegmentLaunched"),
+              std::string::npos)
+        << "Start of " << s.trial << " before its launch was journaled";
+    started.push_back(s);
+    RunSegment(s);
+    return OkStatus();
+  }));
+  // Each probe: launched, measured (then stopped by the sweep), ended.
+  for (double rate : {1000.0, 1900.0}) {
+    ASSERT_TRUE(controller.Pass().ok());
+    ASSERT_EQ(controller.model().phase(), SweepPhase::kProbing);
+    const std::string name = started.back().trial;
+    probe_figures_[name] = ProbeFigures{rate, rate < 1500 ? 0.4 : 0.05, std::nullopt};
+    clock_.now += 5;
+    EXPECT_CALL(backend_, Stop(name, 0)).WillOnce(Invoke([&](const std::string&, int) {
+      segments_.back().state = SegmentState::kFailed;
+      segments_.back().reason = "Stopped";
+      segments_.back().finished_unix_seconds = clock_.now;
+      return OkStatus();
+    }));
+    ASSERT_TRUE(controller.Pass().ok());
+    ASSERT_TRUE(controller.Pass().ok());
+  }
+  ASSERT_EQ(started.size(), 2u);
+  EXPECT_EQ(started[0].trial, "fmnist-cnn-p0000");
+  EXPECT_TRUE(started[0].params.empty());
+  EXPECT_THAT(started[0].command,
+              ::testing::ElementsAre("budgetsweep-trainer", "--dataset=fashion-mnist",
+                                     "--probe-steps=30", "--linger-seconds=30"));
+  EXPECT_LE(started[0].grace_seconds, kProbeGraceSeconds);
+  EXPECT_THAT(started[1].command, ::testing::Contains("--workers=2"));
+
+  ASSERT_TRUE(controller.Pass().ok());  // decides
+  EXPECT_EQ(controller.model().phase(), SweepPhase::kRunning);
+  EXPECT_EQ(controller.StatusJson()["throughput"]["trialArgs"], nlohmann::json({"--workers=2"}));
+  ASSERT_TRUE(controller.Pass().ok());  // the first trials
+  ASSERT_EQ(started.size(), 2u + static_cast<size_t>(spec_.parallelism));
+  for (size_t i = 2; i < started.size(); ++i) {
+    EXPECT_THAT(
+        started[i].command,
+        ::testing::ElementsAre("budgetsweep-trainer", "--dataset=fashion-mnist", "--workers=2"));
+    EXPECT_EQ(started[i].params.size(), spec_.search_space.size());
+  }
+
+  // A controller started on the journal neither probes again nor decides again.
+  StatusOr<Journal> again = Journal::Open(dir_);
+  SweepController second(spec_, &backend_, &metrics_, &*again, &clock_);
+  ASSERT_TRUE(second.Recover().ok());
+  EXPECT_EQ(second.model().probes().size(), 2u);
+  clock_.now += 1;
+  StatusOr<Plan> plan = second.Pass();
+  ASSERT_TRUE(plan.ok());
+  for (const Event& e : plan->events) {
+    EXPECT_NE(e.type, Event::Type::kProbeLaunched);
+    EXPECT_NE(e.type, Event::Type::kThroughputDecided);
+  }
 }
 
 TEST_F(SweepControllerTest, BackendErrors_ArePassedUpAndNothingIsDecided) {

@@ -62,6 +62,48 @@ TEST(ParseSweep, AcceptsPauseModeGridParamsAndMinimize) {
   EXPECT_EQ(spec->search_space.size(), 6u);
 }
 
+TEST(ParseSweep, ThroughputIsOffByDefaultWithTheIssuesDefaults) {
+  StatusOr<SweepSpec> spec = ParseSweep(ValidSweepJson());
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  const ThroughputSpec& t = spec->throughput;
+  EXPECT_FALSE(t.enabled);
+  EXPECT_DOUBLE_EQ(t.target_utilization, 0.85);
+  EXPECT_DOUBLE_EQ(t.max_budget_fraction, 0.05);
+  EXPECT_EQ(t.probe_steps, 30);
+  EXPECT_FALSE(t.stop_below_target);
+  EXPECT_THAT(t.workers, ::testing::ElementsAre(0, 1, 2, 4));
+  EXPECT_TRUE(t.prefetch.empty());
+  EXPECT_TRUE(t.precision.empty());
+  EXPECT_TRUE(t.micro_batches.empty());
+}
+
+TEST(ParseSweep, ReadsEveryThroughputField) {
+  json j = ValidSweepJson();
+  j["spec"]["searchSpace"].erase("batch-size");
+  j["spec"]["throughput"] = json::parse(R"({
+    "enabled": true, "targetUtilization": 0.9, "probeSteps": 12, "maxBudgetFraction": 0.1,
+    "onBelowTarget": "stop",
+    "candidates": {"workers": [1, 3], "prefetch": [2, 8], "precision": ["bf16", "fp32"],
+                   "microBatches": [{"batchSize": 128}, {"batchSize": 64, "accumulationSteps": 2}]}
+  })");
+  StatusOr<SweepSpec> spec = ParseSweep(j);
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  const ThroughputSpec& t = spec->throughput;
+  EXPECT_TRUE(t.enabled);
+  EXPECT_DOUBLE_EQ(t.target_utilization, 0.9);
+  EXPECT_EQ(t.probe_steps, 12);
+  EXPECT_DOUBLE_EQ(t.max_budget_fraction, 0.1);
+  EXPECT_TRUE(t.stop_below_target);
+  EXPECT_THAT(t.workers, ::testing::ElementsAre(1, 3));
+  EXPECT_THAT(t.prefetch, ::testing::ElementsAre(2, 8));
+  EXPECT_THAT(t.precision, ::testing::ElementsAre("bf16", "fp32"));
+  ASSERT_EQ(t.micro_batches.size(), 2u);
+  EXPECT_EQ(t.micro_batches[0].batch_size, 128);
+  EXPECT_EQ(t.micro_batches[0].accumulation_steps, 1);
+  EXPECT_EQ(t.micro_batches[1].batch_size, 64);
+  EXPECT_EQ(t.micro_batches[1].accumulation_steps, 2);
+}
+
 TEST(ParseSweep, AcceptsServerPopulatedMetadataAndStatus) {
   json j = ValidSweepJson();
   j["metadata"]["uid"] = "1234";
@@ -206,7 +248,76 @@ INSTANTIATE_TEST_SUITE_P(
                  [](json& j) {
                    j["spec"]["metrics"] = {{"missingTimeoutSeconds", 0}};
                  },
-                 "spec.metrics.missingTimeoutSeconds: must be greater than 0"}),
+                 "spec.metrics.missingTimeoutSeconds: must be greater than 0"},
+        BadInput{"UnknownThroughputField",
+                 [](json& j) { j["spec"]["throughput"] = {{"enabled", true}, {"target", 0.9}}; },
+                 "spec.throughput.target: unknown field"},
+        BadInput{"UnknownCandidateDimension",
+                 [](json& j) { j["spec"]["throughput"]["candidates"] = {{"pinMemory", {true}}}; },
+                 "spec.throughput.candidates.pinMemory: unknown field"},
+        BadInput{"UnknownMicroBatchField",
+                 [](json& j) {
+                   j["spec"]["throughput"]["candidates"]["microBatches"] = {
+                       {{"batchSize", 64}, {"accumulation", 2}}};
+                 },
+                 "spec.throughput.candidates.microBatches[0].accumulation: unknown field"},
+        BadInput{"TargetUtilizationAboveOne",
+                 [](json& j) { j["spec"]["throughput"]["targetUtilization"] = 1.5; },
+                 "spec.throughput.targetUtilization: must be in (0, 1], got 1.5"},
+        BadInput{"BudgetFractionOne",
+                 [](json& j) { j["spec"]["throughput"]["maxBudgetFraction"] = 1; },
+                 "spec.throughput.maxBudgetFraction: must be in (0, 1), got 1"},
+        BadInput{"ProbeStepsZero", [](json& j) { j["spec"]["throughput"]["probeSteps"] = 0; },
+                 "spec.throughput.probeSteps: must be between 1 and 100000, got 0"},
+        BadInput{"OnBelowTargetUnknown",
+                 [](json& j) { j["spec"]["throughput"]["onBelowTarget"] = "retry"; },
+                 "spec.throughput.onBelowTarget: must be one of continue, stop"},
+        BadInput{"EnabledIsAString", [](json& j) { j["spec"]["throughput"]["enabled"] = "yes"; },
+                 "spec.throughput.enabled: must be true or false"},
+        BadInput{"NegativeWorkers",
+                 [](json& j) { j["spec"]["throughput"]["candidates"]["workers"] = {2, -1}; },
+                 "spec.throughput.candidates.workers[1]: must be an integer between 0 and 256"},
+        BadInput{"RepeatedPrefetch",
+                 [](json& j) { j["spec"]["throughput"]["candidates"]["prefetch"] = {4, 4}; },
+                 "spec.throughput.candidates.prefetch[1]: repeats 4"},
+        BadInput{"UnknownPrecision",
+                 [](json& j) {
+                   j["spec"]["throughput"]["candidates"]["precision"] = {"bf16", "int8"};
+                 },
+                 "spec.throughput.candidates.precision[1]: must be one of auto, bf16"},
+        BadInput{"EmptyWorkers",
+                 [](json& j) {
+                   j["spec"]["throughput"]["candidates"]["workers"] = json::array();
+                 },
+                 "spec.throughput.candidates.workers: must be a non-empty list of integers"},
+        BadInput{"MicroBatchWithoutBatchSize",
+                 [](json& j) {
+                   j["spec"]["throughput"]["candidates"]["microBatches"] = {
+                       {{"accumulationSteps", 2}}};
+                 },
+                 "spec.throughput.candidates.microBatches[0].batchSize: required"},
+        BadInput{"TooManyCandidates",
+                 [](json& j) {
+                   j["spec"]["throughput"]["candidates"] = {{"workers", {0, 1, 2, 3, 4, 5, 6, 7}},
+                                                            {"prefetch", {1, 2, 4, 8, 16}},
+                                                            {"precision", {"bf16", "fp32"}}};
+                 },
+                 "spec.throughput.candidates: 80 combinations; at most 64 can be probed"},
+        BadInput{"MicroBatchesWhileBatchSizeIsSearched",
+                 [](json& j) {
+                   j["spec"]["throughput"] = {
+                       {"enabled", true},
+                       {"candidates", {{"microBatches", {{{"batchSize", 64}}}}}}};
+                 },
+                 "spec.throughput.candidates.microBatches: spec.searchSpace.batch-size also sets "
+                 "--batch-size; probe it or search it, not both"},
+        BadInput{"WorkersWhileWorkersAreSearched",
+                 [](json& j) {
+                   Space(j)["workers"] = {{"type", "choice"}, {"values", {0, 2}}};
+                   j["spec"]["throughput"] = {{"enabled", true}};
+                 },
+                 "spec.throughput.candidates.workers: spec.searchSpace.workers also sets "
+                 "--workers"}),
     [](const ::testing::TestParamInfo<BadInput>& row) { return row.param.name; });
 
 TEST(ParseSweep, ReportsEveryProblemAtOnceOneLineEach) {

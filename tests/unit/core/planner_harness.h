@@ -1,13 +1,21 @@
 #ifndef BSW_TESTS_UNIT_CORE_PLANNER_HARNESS_H_
 #define BSW_TESTS_UNIT_CORE_PLANNER_HARNESS_H_
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <algorithm>
+#include <functional>
+#include <ostream>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "nlohmann/json.hpp"
+#include "operator/core/api.h"
 #include "operator/core/planner.h"
 #include "operator/core/sweep_model.h"
+#include "tests/unit/core/sweep_fixture.h"
 
 namespace bsw::testing {
 
@@ -38,7 +46,8 @@ class PlannerHarness {
   // Carries out the plan's actions: starts run at once, stops end the segment at once.
   void Carry(const Plan& plan) {
     for (const Action& a : plan.actions) {
-      const std::string name = model_.TrialName(a.trial);
+      const std::string name =
+          a.probe ? model_.ProbeName(static_cast<int>(a.trial)) : model_.TrialName(a.trial);
       auto key = std::make_pair(name, a.segment);
       if (a.kind == Action::Kind::kStart) {
         if (observed_.segments.contains(key)) continue;
@@ -50,9 +59,9 @@ class PlannerHarness {
         s.devices = spec_.trial_gpus;
         s.deadline_unix_seconds = a.deadline;
         observed_.segments[key] = s;
-        observed_.metrics[name].resource_completed = model_.trial(a.trial).progress();
+        if (!a.probe) observed_.metrics[name].resource_completed = model_.trial(a.trial).progress();
       } else if (a.kind == Action::Kind::kStop) {
-        End(a.trial, a.segment, SegmentState::kFailed, 143, "Stopped");
+        EndSegment(name, a.segment, SegmentState::kFailed, 143, "Stopped");
       } else {
         observed_.segments.at(key).deadline_unix_seconds = a.deadline;
       }
@@ -82,7 +91,25 @@ class PlannerHarness {
 
   void End(int64_t trial, int segment, SegmentState state, int exit_code,
            const std::string& reason) {
-    SegmentStatus& s = observed_.segments.at({model_.TrialName(trial), segment});
+    EndSegment(model_.TrialName(trial), segment, state, exit_code, reason);
+  }
+
+  // The probe run in flight reports its figures, as the trainer's probe mode does when done.
+  void ReportProbe(double samples_per_second, double data_wait_ratio) {
+    TrialMetrics& m = observed_.metrics[model_.probes().back().name];
+    m.samples_per_second = samples_per_second;
+    m.data_wait_ratio = data_wait_ratio;
+    m.probe_measured_steps = spec_.throughput.probe_steps;
+  }
+
+  // The probe run in flight exits on its own.
+  void ExitProbe(SegmentState state, int exit_code, const std::string& reason) {
+    EndSegment(model_.probes().back().name, 0, state, exit_code, reason);
+  }
+
+  void EndSegment(const std::string& name, int segment, SegmentState state, int exit_code,
+                  const std::string& reason) {
+    SegmentStatus& s = observed_.segments.at({name, segment});
     if (s.finished_unix_seconds) return;
     s.state = state;
     s.exit_code = exit_code;
@@ -125,6 +152,48 @@ inline int CountEvents(const Plan& plan, Event::Type type) {
 inline int CountActions(const Plan& plan, Action::Kind kind) {
   return static_cast<int>(std::count_if(plan.actions.begin(), plan.actions.end(),
                                         [&](const Action& a) { return a.kind == kind; }));
+}
+
+// The sweep every row starts from: rungs 1, 3, 9 epochs (η = 3), two trials at a time, one GPU
+// hour, one retry, a 60 s metrics timeout and a 30 s grace period.
+inline nlohmann::json TableSweep() {
+  nlohmann::json j = ValidSweepJson();
+  j["spec"]["resource"] = {{"unit", "epochs"}, {"min", 1}, {"max", 9}, {"reductionFactor", 3}};
+  j["spec"]["parallelism"] = 2;
+  j["spec"]["maxTrials"] = 20;
+  j["spec"]["budget"]["gpuHours"] = 1;
+  j["spec"]["metrics"] = {{"missingTimeoutSeconds", 60}};
+  return j;
+}
+
+inline const Event* FindEvent(const Plan& plan, Event::Type type) {
+  for (const Event& e : plan.events) {
+    if (e.type == type) return &e;
+  }
+  return nullptr;
+}
+
+// One situation of a planner table: how to change the table's base sweep, then how to drive the
+// sweep into the situation and what the planner must do there.
+struct Situation {
+  std::string name;
+  std::function<void(nlohmann::json&)> edit;
+  std::function<void(PlannerHarness&)> run;
+};
+
+inline void PrintTo(const Situation& s, std::ostream* os) { *os << s.name; }
+
+inline void NoEdit(nlohmann::json&) {}
+
+// Runs `situation` on `base` edited by it. The edited sweep must be valid, and every event the
+// planner produces must apply to the model.
+inline void RunSituation(nlohmann::json base, const Situation& situation) {
+  situation.edit(base);
+  StatusOr<SweepSpec> spec = ParseSweep(base);
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  PlannerHarness h(*spec);
+  situation.run(h);
+  EXPECT_THAT(h.apply_failures(), ::testing::IsEmpty());
 }
 
 inline const Condition* FindCondition(const Plan& plan, const std::string& type) {

@@ -17,56 +17,22 @@ using nlohmann::json;
 using testing::CountActions;
 using testing::CountEvents;
 using testing::FindCondition;
+using testing::FindEvent;
 using ::testing::HasSubstr;
+using testing::NoEdit;
 using testing::PlannerHarness;
+using testing::Situation;
 using Type = Event::Type;
 
-// The sweep every row starts from: rungs 1, 3, 9 epochs (η = 3), two trials at a time, one GPU
-// hour, one retry, a 60 s metrics timeout and a 30 s grace period.
-json BaseSweep() {
-  json j = testing::ValidSweepJson();
-  j["spec"]["resource"] = {{"unit", "epochs"}, {"min", 1}, {"max", 9}, {"reductionFactor", 3}};
-  j["spec"]["parallelism"] = 2;
-  j["spec"]["maxTrials"] = 20;
-  j["spec"]["budget"]["gpuHours"] = 1;
-  j["spec"]["metrics"] = {{"missingTimeoutSeconds", 60}};
-  return j;
-}
-
-// One situation of the reconcile table: how to change the base sweep, then how to drive the
-// sweep into the situation and what the planner must do there.
-struct Situation {
-  std::string name;
-  std::function<void(json&)> edit;
-  std::function<void(PlannerHarness&)> run;
-};
-
-void PrintTo(const Situation& s, std::ostream* os) { *os << s.name; }
-
-class PlannerTable : public ::testing::TestWithParam<Situation> {};
+class PlannerTable : public ::testing::TestWithParam<testing::Situation> {};
 
 TEST_P(PlannerTable, DecidesAsTheSituationRequires) {
-  json j = BaseSweep();
-  GetParam().edit(j);
-  StatusOr<SweepSpec> spec = ParseSweep(j);
-  ASSERT_TRUE(spec.ok()) << spec.status().message();
-  PlannerHarness h(*spec);
-  GetParam().run(h);
-  EXPECT_THAT(h.apply_failures(), ::testing::IsEmpty());
+  testing::RunSituation(testing::TableSweep(), GetParam());
 }
-
-void NoEdit(json&) {}
 
 const Action* FindAction(const Plan& plan, Action::Kind kind, int64_t trial) {
   for (const Action& a : plan.actions) {
     if (a.kind == kind && a.trial == trial) return &a;
-  }
-  return nullptr;
-}
-
-const Event* FindEvent(const Plan& plan, Type type) {
-  for (const Event& e : plan.events) {
-    if (e.type == type) return &e;
   }
   return nullptr;
 }
@@ -387,7 +353,7 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<Situation>& row) { return row.param.name; });
 
 TEST(ComputePlan, IsPureSameInputsGiveTheSamePlan) {
-  PlannerHarness h(ParseSweep(BaseSweep()).value());
+  PlannerHarness h(ParseSweep(testing::TableSweep()).value());
   h.PassAndCarry();
   h.Advance(10);
   h.Report(0, 1, 0.5);
@@ -404,7 +370,7 @@ TEST(ComputePlan, IsPureSameInputsGiveTheSamePlan) {
 }
 
 TEST(NewRungValues, RecordsOnlyMilestonesNotYetRecordedWithTheProgressTheyMeasure) {
-  PlannerHarness h(ParseSweep(BaseSweep()).value());
+  PlannerHarness h(ParseSweep(testing::TableSweep()).value());
   h.PassAndCarry();
   h.Advance(40);
   h.Report(0, 1, 0.5);
@@ -422,7 +388,7 @@ TEST(NewRungValues, RecordsOnlyMilestonesNotYetRecordedWithTheProgressTheyMeasur
 // On Kubernetes activeDeadlineSeconds can only decrease: a segment reserves its whole run at
 // launch, and its deadline moves only earlier.
 TEST(ComputePlan, WhereDeadlinesOnlyShrinkASegmentReservesItsWholeRunAndIsNeverExtended) {
-  StatusOr<SweepSpec> spec = ParseSweep(BaseSweep());
+  StatusOr<SweepSpec> spec = ParseSweep(testing::TableSweep());
   ASSERT_TRUE(spec.ok()) << spec.status().message();
   PlannerOptions options;
   options.deadlines_only_shrink = true;

@@ -1,0 +1,79 @@
+"""Runs every query of a Grafana dashboard against a Prometheus: each must parse and return at
+least one series (queries of GPU-only series must parse). Variables are substituted from a JSON
+object. Retries for up to 3 minutes (rate() and deriv() need a few samples), then reports.
+
+  python3 dashboard_check.py DASHBOARD.json http://127.0.0.1:9090 '{"namespace": ..., ...}'
+"""
+import json, os, sys, time, urllib.parse, urllib.request
+
+dashboard, prom = json.load(open(sys.argv[1])), sys.argv[2]
+values = {"objective": "validation_accuracy", "__range": "10m", "__rate_interval": "1m",
+          "__interval": "15s"}
+values.update(json.loads(sys.argv[3]))
+# Series that need a GPU: their queries must parse here and may be empty. The trainer's NVML
+# series always; DCGM's too when the caller has no DCGM stand-in (GPU_ONLY_EXTRA, comma-separated).
+gpu_only = {"budgetsweep_trainer_accelerator_utilization_ratio"}
+gpu_only.update(filter(None, os.environ.get("GPU_ONLY_EXTRA", "").split(",")))
+
+def substitute(text):
+    for name in sorted(values, key=len, reverse=True):
+        text = text.replace("${" + name + "}", values[name]).replace("$" + name, values[name])
+    assert "$" not in text, f"unsubstituted variable in {text}"
+    return text
+
+def get(path, params):
+    url = prom + path + "?" + urllib.parse.urlencode(params, doseq=True)
+    try:
+        with urllib.request.urlopen(url, timeout=10) as r:
+            return json.load(r)
+    except urllib.error.HTTPError as e:
+        return json.load(e)
+
+checks = []  # (what, kind, text)
+for panel in dashboard["panels"]:
+    for target in panel.get("targets", []):
+        checks.append((f'panel "{panel["title"]}" {target["refId"]}', "query", substitute(target["expr"])))
+for var in dashboard["templating"]["list"]:
+    if var["type"] != "query":
+        continue
+    q = var["query"]["query"]
+    assert q.startswith("label_values(") and q.endswith(")"), q
+    selector, label = q[len("label_values("):-1].rsplit(",", 1)
+    checks.append((f'variable ${var["name"]}', "series", (substitute(selector.strip()), label.strip())))
+
+def run(check):
+    what, kind, text = check
+    if kind == "query":
+        r = get("/api/v1/query", {"query": text})
+        if r.get("status") != "success":
+            return False, f'{r.get("errorType")}: {r.get("error")}'
+        n = len(r["data"]["result"])
+        return n > 0, f"{n} series"
+    selector, label = text
+    r = get("/api/v1/series", {"match[]": selector, "start": time.time() - 600})
+    if r.get("status") != "success":
+        return False, f'{r.get("errorType")}: {r.get("error")}'
+    found = sorted({s[label] for s in r["data"] if label in s})
+    return bool(found), f"{label} = {found}"
+
+deadline = time.time() + 180
+while True:
+    results = [(c, *run(c)) for c in checks]
+    pending = [r for r in results if not r[1] and not any(g in str(r[0][2]) for g in gpu_only)]
+    if not pending or time.time() > deadline:
+        break
+    time.sleep(2)
+
+failed = 0
+for (what, kind, text), ok, detail in results:
+    gpu = any(g in str(text) for g in gpu_only)
+    parsed = not detail.startswith(("bad_data", "execution", "None"))
+    if ok:
+        print(f"ok   {what}: {detail}")
+    elif gpu and parsed:
+        print(f"ok   {what}: parses; {detail} (needs a GPU with NVML)")
+    else:
+        failed += 1
+        print(f"FAIL {what}: {detail}\n       | {text}")
+print(f"{len(results)} checks, {failed} failed")
+sys.exit(1 if failed else 0)

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# The probe phase on the decode-heavy image folder, with the real trainer: the runner is killed
+# with -9 while probing and run again with the same --state-dir. The probe phase picks more than
+# zero loader workers, measures a lower data-wait ratio than the naive baseline (the template's
+# workers 0), stays within spec.throughput.maxBudgetFraction, probes no candidate twice, and every
+# trial runs with the chosen settings.
+source "$(dirname "$0")/lib.sh"
+: "${TRAINER:?path to budgetsweep-trainer}"
+
+# 128x128 JPEGs decoded, cropped and resized to 28x28 for a small MLP: decoding dominates a step.
+"$TRAINER" export --out "$WORK/folder" --size 128 --format jpeg --limit 2500 >/dev/null
+
+cat >"$WORK/sweep.yaml" <<YAML
+apiVersion: budgetsweep.dev/v1alpha1
+kind: BudgetSweep
+metadata:
+  name: probe
+spec:
+  budget: {gpuHours: 0.04}
+  objective: {metric: validation_accuracy, goal: maximize}
+  resource: {unit: epochs, min: 1, max: 3, reductionFactor: 3}
+  scheduler: {algorithm: asha, mode: stop, seed: 3}
+  parallelism: 1
+  maxTrials: 2
+  searchSpace:
+    lr: {type: logUniform, min: 1.0e-3, max: 1.0e-2}
+  throughput:
+    enabled: true
+    targetUtilization: 0.85
+    probeSteps: 20
+    maxBudgetFraction: 0.3
+    candidates: {workers: [0, 1, 2], prefetch: [8]}
+  trial:
+    gpus: 0
+    maxRetries: 0
+    template:
+      spec:
+        terminationGracePeriodSeconds: 5
+        containers:
+          - name: trainer
+            image: budgetsweep-trainer
+            command: ["$TRAINER"]
+            args: [--dataset=image-folder, "--data-dir=$WORK/folder", --validation-size=500,
+                   --model=mlp, --threads=1, --workers=0, --prefetch=1]
+YAML
+
+"$BSW" run "$WORK/sweep.yaml" --state-dir "$WORK/state" >"$WORK/first.log" 2>&1 &
+pid=$!
+# Kill the runner once the second probe run has been launched.
+for _ in $(seq 1 200); do
+  [ "$(grep -c ProbeLaunched "$WORK/state/journal.jsonl" 2>/dev/null)" -ge 2 ] && break
+  sleep 0.1
+done
+kill -9 "$pid"
+wait "$pid" 2>/dev/null || true
+echo "killed the runner after $(grep -c ProbeLaunched "$WORK/state/journal.jsonl") probe launches"
+
+"$BSW" run "$WORK/sweep.yaml" --state-dir "$WORK/state" --output json >"$WORK/status.json" \
+  2>"$WORK/progress.log" || { cat "$WORK/progress.log" >&2; fail "resumed run exited non-zero"; }
+python3 -m json.tool "$WORK/status.json" | sed -n '/"throughput"/,$p'
+grep -E "probing|measured|throughput" "$WORK/progress.log" || fail "no probe lines in the progress"
+
+python3 - "$WORK/status.json" "$WORK/state" <<'PY' || fail "probe phase checks"
+import json, os, sys
+status, state = json.load(open(sys.argv[1])), sys.argv[2]
+t = status["throughput"]
+assert status["phase"] == "Completed", status["phase"]
+assert t["phase"] == "Decided" and t["targetMet"], t
+chosen, baseline = t["chosen"], t["baseline"]
+assert chosen["settings"].get("workers", 0) > 0, f"picked {chosen['settings']}"
+assert chosen["dataWaitRatio"] < baseline["dataWaitRatio"], (chosen, baseline)
+assert t["budgetUsed"] <= t["budgetLimit"], t
+assert "1 - dataWaitRatio" in t["utilizationSource"]
+gate = [c for c in status["conditions"] if c["type"] == "ThroughputBelowTarget"][0]
+assert gate["status"] == "False" and gate["reason"] == "TargetMet", gate
+
+events = [json.loads(l) for l in open(os.path.join(state, "journal.jsonl")) if l.strip()]
+launched = [e for e in events if e["event"] == "ProbeLaunched"]
+settings = [json.dumps(e["params"]) for e in launched]
+assert len(settings) == len(set(settings)) == 4, f"probes launched: {settings}"
+assert sum(e["event"] == "ThroughputDecided" for e in events) == 1
+first_trial = next(i for i, e in enumerate(events) if e["event"] == "TrialCreated")
+decided = next(i for i, e in enumerate(events) if e["event"] == "ThroughputDecided")
+assert decided < first_trial, "a trial started before the probe phase decided"
+
+# Every trial segment ran with the chosen settings after the template's args.
+for trial in sorted(os.listdir(os.path.join(state, "trials"))):
+    for seg in os.listdir(os.path.join(state, "trials", trial)):
+        if not seg.startswith("seg-"):
+            continue
+        argv = json.load(open(os.path.join(state, "trials", trial, seg, "launch.json")))["argv"]
+        if "-p" in trial:
+            assert any(a.startswith("--probe-steps=") for a in argv), argv
+        else:
+            for arg in t["trialArgs"]:
+                assert arg in argv and argv.index(arg) > argv.index("--workers=0"), (arg, argv)
+print(f"chosen {chosen['settings']} data wait {chosen['dataWaitRatio']:.3f} vs baseline "
+      f"{baseline['dataWaitRatio']:.3f}; probing used {t['budgetUsed']} of {t['budgetLimit']} GPU-h")
+PY
+assert_no_trial_processes

@@ -4,8 +4,10 @@
 #      its Deployment's pod (run by the node agent) is the operator;
 #   2. `kubectl apply` the cluster example (examples/fashion-mnist-cluster.yaml, sized down for a
 #      test: 2,000 images, 6 trials, and spec.metrics.prometheus.url set);
-#   3. Debian's Prometheus discovers the trial pods through kubernetes_sd_configs against the
-#      test apiserver and scrapes them, and the operator's pod;
+#   3. Debian's Prometheus discovers the trial pods from the test apiserver and scrapes them, and
+#      the operator's pod. Debian builds Prometheus without kubernetes_sd_configs, so discovery
+#      goes through http_sd_configs served by pod_sd.py, which lists the pods with kubectl and
+#      gives them kubernetes_sd's __meta_kubernetes_pod_* labels; the relabeling is the same;
 #   4. the operator decides from Prometheus and the sweep ends; budget used <= budget;
 #   5. every dashboard panel query, run against that Prometheus, parses and returns series (the
 #      DCGM series need a GPU: those queries must parse; tests/e2e/dashboard_test.sh checks the
@@ -35,10 +37,12 @@ REL=bsw
 SA=budgetsweep-operator
 AGENT_PID=""
 PROM_PID=""
+SD_PID=""
 k() { kubectl --cache-dir="$TMP/kube-cache" --request-timeout=30s "$@"; }
 cleanup() {
   set +e
   [ -n "$PROM_PID" ] && kill "$PROM_PID" 2>/dev/null
+  [ -n "$SD_PID" ] && kill "$SD_PID" 2>/dev/null
   "$HELM" uninstall "$REL" -n "$NS" >/dev/null 2>&1
   k delete namespace "$NS" --wait=false >/dev/null 2>&1
   for pod in $(k -n "$NS" get pods -o name 2>/dev/null); do
@@ -99,16 +103,16 @@ else
 fi
 
 # ---- Prometheus, discovering pods through the apiserver -----------------------------------------
+python3 "$HERE/pod_sd.py" "$NS" "$TMP/sd.port" 2>"$TMP/pod_sd.log" &
+SD_PID=$!
+for _ in $(seq 1 50); do [ -s "$TMP/sd.port" ] && break; sleep 0.1; done
+SD_URL="http://127.0.0.1:$(cat "$TMP/sd.port")/"
 PROM_PORT=$(free_port)
 cat >"$TMP/prometheus.yml" <<YAML
 global: {scrape_interval: 1s, evaluation_interval: 1s}
 scrape_configs:
   - job_name: budgetsweep-trials
-    kubernetes_sd_configs:
-      - role: pod
-        api_server: $BSW_APISERVER_URL
-        namespaces: {names: [$NS]}
-        tls_config: {ca_file: $BSW_CA_CERT, cert_file: $BSW_CLUSTER_DIR/pki/admin.crt, key_file: $BSW_CLUSTER_DIR/pki/admin.key}
+    http_sd_configs: [{url: "$SD_URL", refresh_interval: 1s}]
     relabel_configs:
       - {source_labels: [__meta_kubernetes_pod_annotation_prometheus_io_scrape], regex: "true", action: keep}
       - {source_labels: [__meta_kubernetes_pod_ip, __meta_kubernetes_pod_annotation_prometheus_io_port], regex: "(.+);(.+)", replacement: "\$1:\$2", target_label: __address__}
@@ -117,11 +121,7 @@ scrape_configs:
       - {source_labels: [__meta_kubernetes_pod_container_name], target_label: container}
   - job_name: budgetsweep-operator
     honor_labels: true
-    kubernetes_sd_configs:
-      - role: pod
-        api_server: $BSW_APISERVER_URL
-        namespaces: {names: [$NS]}
-        tls_config: {ca_file: $BSW_CA_CERT, cert_file: $BSW_CLUSTER_DIR/pki/admin.crt, key_file: $BSW_CLUSTER_DIR/pki/admin.key}
+    http_sd_configs: [{url: "$SD_URL", refresh_interval: 1s}]
     relabel_configs:
       - {source_labels: [__meta_kubernetes_pod_label_app_kubernetes_io_name], regex: budgetsweep, action: keep}
       - {source_labels: [__meta_kubernetes_pod_ip], replacement: "\$1:8080", target_label: __address__}

@@ -36,6 +36,8 @@ OPERATOR_PIDS=()
 AGENT_PID=""
 failures=0
 
+# shellcheck source=namespace_lib.sh
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/namespace_lib.sh"
 k() { kubectl --cache-dir="$WORK/kube-cache" --request-timeout=30s "$@"; }
 pass() { printf 'ok   %s\n' "$*"; }
 fail() { printf 'FAIL %s\n' "$*"; failures=$((failures + 1)); }
@@ -44,11 +46,7 @@ say() { printf -- '--   %s\n' "$*"; }
 cleanup() {
   set +e
   for pid in "${OPERATOR_PIDS[@]}" $OPERATOR_PID; do kill -KILL "$pid" 2>/dev/null; done
-  k delete namespace "$NS" --wait=false >/dev/null 2>&1
-  # Nothing of ours may keep a namespace alive: release our finalizers on whatever is left.
-  for pod in $(k -n "$NS" get pods -o name 2>/dev/null); do
-    k -n "$NS" patch "$pod" --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1
-  done
+  drop_namespace "$NS"
   [ -n "$AGENT_PID" ] && kill -TERM "$AGENT_PID" 2>/dev/null && wait "$AGENT_PID" 2>/dev/null
   if [ "$failures" -gt 0 ]; then
     echo "---- operator logs (last 40 lines each) ----"

@@ -38,16 +38,15 @@ SA=budgetsweep-operator
 AGENT_PID=""
 PROM_PID=""
 SD_PID=""
+# shellcheck source=namespace_lib.sh
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/namespace_lib.sh"
 k() { kubectl --cache-dir="$TMP/kube-cache" --request-timeout=30s "$@"; }
 cleanup() {
   set +e
   [ -n "$PROM_PID" ] && kill "$PROM_PID" 2>/dev/null
   [ -n "$SD_PID" ] && kill "$SD_PID" 2>/dev/null
   "$HELM" uninstall "$REL" -n "$NS" >/dev/null 2>&1
-  k delete namespace "$NS" --wait=false >/dev/null 2>&1
-  for pod in $(k -n "$NS" get pods -o name 2>/dev/null); do
-    k -n "$NS" patch "$pod" --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1
-  done
+  drop_namespace "$NS"
   [ -n "$AGENT_PID" ] && kill -TERM "$AGENT_PID" 2>/dev/null && wait "$AGENT_PID" 2>/dev/null
   if [ "$failures" -gt 0 ]; then
     for f in "$TMP"/agent/logs/*operator*.log "$TMP/prometheus.log"; do

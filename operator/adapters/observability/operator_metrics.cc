@@ -143,6 +143,18 @@ void OperatorMetrics::ObserveSweep(const std::string& ns, const std::string& swe
 }
 
 void OperatorMetrics::ObserveRungs(const SweepKey& key, const json& rungs) {
+  // Every rung's promotion and kill counters exist from the start, at 0, so that rate() and the
+  // dashboard see a series before the first one (and a stop-mode sweep never promotes).
+  // REQUIRES: mutex_ held (by ObserveSweep).
+  if (rungs.is_array()) {
+    for (size_t index = 0; index < rungs.size(); ++index) {
+      const Labels labels = {
+          {"namespace", key.first}, {"sweep", key.second}, {"rung", std::to_string(index)}};
+      for (Family<Counter>* family : {&promotions_, &kills_}) {
+        sweeps_[key].counters.emplace(family, &family->Add(labels));
+      }
+    }
+  }
   std::set<GaugeSeries> fresh;
   if (rungs.is_array()) {
     for (size_t index = 0; index < rungs.size(); ++index) {

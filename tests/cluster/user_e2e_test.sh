@@ -162,7 +162,7 @@ k apply -f "$TMP/example.json" >/dev/null
 # until every query answers, up to 3 minutes).
 GPU_ONLY_EXTRA=DCGM_FI_DEV_GPU_UTIL python3 "$ROOT/tests/e2e/dashboard_check.py" \
   "$CHART/dashboards/budgetsweep.json" "http://127.0.0.1:$PROM_PORT" \
-  "{\"namespace\": \"$NS\", \"sweep\": \"fmnist-cluster\", \"trial\": \"fmnist-cluster-t0000\"}" \
+  "{\"namespace\": \"$NS\", \"sweep\": \"fmnist-cluster\", \"trial\": \"fmnist-cluster-t.*\"}" \
   >"$TMP/dashboard.log" 2>&1 &
 DASH_PID=$!
 phase=$(wait_ended fmnist-cluster 600)

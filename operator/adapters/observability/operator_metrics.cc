@@ -113,6 +113,11 @@ void OperatorMetrics::ObserveSweep(const std::string& ns, const std::string& swe
       SweepGauge(*family, key).Set(value->get<double>());
     }
   }
+  if (NumberAt(budget, "gpuHours") != nullptr) {
+    // Present at 0 from the first real status, like the rung counters: no errors is a value too.
+    sweeps_[key].counters.emplace(&query_errors_,
+                                  &query_errors_.Add({{"namespace", ns}, {"sweep", sweep}}));
+  }
 
   const json trials = status.is_object() ? status.value("trials", json()) : json();
   if (trials.is_object()) {
@@ -143,23 +148,19 @@ void OperatorMetrics::ObserveSweep(const std::string& ns, const std::string& swe
 }
 
 void OperatorMetrics::ObserveRungs(const SweepKey& key, const json& rungs) {
-  // Every rung's promotion and kill counters exist from the start, at 0, so that rate() and the
-  // dashboard see a series before the first one (and a stop-mode sweep never promotes).
   // REQUIRES: mutex_ held (by ObserveSweep).
-  if (rungs.is_array()) {
-    for (size_t index = 0; index < rungs.size(); ++index) {
-      const Labels labels = {
-          {"namespace", key.first}, {"sweep", key.second}, {"rung", std::to_string(index)}};
-      for (Family<Counter>* family : {&promotions_, &kills_}) {
-        sweeps_[key].counters.emplace(family, &family->Add(labels));
-      }
-    }
-  }
   std::set<GaugeSeries> fresh;
   if (rungs.is_array()) {
     for (size_t index = 0; index < rungs.size(); ++index) {
       const json* resource = NumberAt(rungs[index], "resource");
       if (resource == nullptr) continue;
+      // Every rung's promotion and kill counters exist from the start, at 0, so that rate() and
+      // the dashboard see a series before the first one (and a stop-mode sweep never promotes).
+      for (Family<Counter>* family : {&promotions_, &kills_}) {
+        sweeps_[key].counters.emplace(family, &family->Add({{"namespace", key.first},
+                                                            {"sweep", key.second},
+                                                            {"rung", std::to_string(index)}}));
+      }
       const Labels labels = {{"namespace", key.first},
                              {"sweep", key.second},
                              {"rung", std::to_string(index)},

@@ -94,6 +94,10 @@ TEST_F(OperatorMetricsTest, ObserveSweep_ANewStatusReplacesTheValuesAndDropsVani
             5);
   EXPECT_FALSE(Value(samples, "budgetsweep_sweep_rung_reached_trials",
                      SweepAnd({{"rung", "1"}, {"resource", "3"}})));
+  // Counters a dashboard rates exist at 0 before anything happened.
+  EXPECT_EQ(Value(samples, "budgetsweep_trial_promotions_total", SweepAnd({{"rung", "0"}})), 0);
+  EXPECT_EQ(Value(samples, "budgetsweep_trial_kills_total", SweepAnd({{"rung", "0"}})), 0);
+  EXPECT_EQ(Value(samples, "budgetsweep_prometheus_query_errors_total", SweepAnd({})), 0);
 }
 
 TEST_F(OperatorMetricsTest, ObserveSweep_AnEmptyOrMalformedStatusCreatesNoSeries) {

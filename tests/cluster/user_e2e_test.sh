@@ -213,10 +213,14 @@ spec:
             args: ["--seconds-per-epoch=16"]
 YAML
 # Down once the first rung value is in, for 120 s: the trials keep training, unseen.
+reached=""
 for _ in $(seq 1 120); do
-  [ "$(field outage '.status.rungs[0].reached')" = 2 ] && break
+  reached=$(field outage '.status.rungs[0].reached')
+  [ "$reached" = 2 ] && break
   sleep 1
 done
+[ "$reached" = 2 ] && pass "both trials reported epoch 1 through Prometheus before the outage" ||
+  fail "the outage sweep's trials did not report epoch 1 (reached '$reached')"
 kill "$PROM_PID" && wait "$PROM_PID" 2>/dev/null || true
 PROM_PID=""
 say_down=$(date +%s)
@@ -232,9 +236,12 @@ print(sum(1 for i in json.load(sys.stdin)["items"] for e in i["status"]["events"
           if e.get("reason") == "MetricsMissing"))')
 [ "$missing" -eq 0 ] && pass "no trial stopped for lack of data during the outage" ||
   fail "$missing MetricsMissing stop(s)"
+reached=$(field outage '.status.rungs[1].reached')
+[ "${reached:-0}" -ge 1 ] && pass "epoch-3 values, from after the outage, were recorded ($reached)" ||
+  fail "no rung value was recorded after the outage"
 used=$(field outage .status.budget.used)
-python3 -c "import sys; sys.exit(0 if float('${used:-nan}') <= 0.2 else 1)" &&
-  pass "budget held through the outage: used $used <= 0.2 GPU-h" || fail "budget used '$used' > 0.2"
+python3 -c "import sys; u = float('${used:-nan}'); sys.exit(0 if 0 < u <= 0.2 else 1)" &&
+  pass "budget held through the outage: used $used <= 0.2 GPU-h" || fail "budget used '$used' (want 0 < used <= 0.2)"
 
 # ---- 7. helm uninstall --------------------------------------------------------------------------
 "$HELM" uninstall "$REL" -n "$NS" --wait --timeout 120s >/dev/null

@@ -8,13 +8,11 @@ trainer is stopped with SIGTERM. As in budgetsweep's ASHA, the full resource is 
 trial that reached it completes. Segment records go to DIR/segments/.
 """
 
-import argparse
-import os
 
 import optuna
 
 import config
-from trainer_process import TrainerProcess
+from trainer_process import TrainerProcess, peer_setup
 
 
 def suggest(trial):
@@ -29,16 +27,10 @@ def suggest(trial):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--trainer", required=True)
-    ap.add_argument("--seed", type=int, required=True)
-    ap.add_argument("--out", required=True)
-    args = ap.parse_args()
-    segments = os.path.join(args.out, "segments")
-    os.makedirs(segments, exist_ok=True)
+    args, trainer, segments = peer_setup()
 
     def objective(trial):
-        run = TrainerProcess(args.trainer, suggest(trial), segments, f"t{trial.number:04d}")
+        run = TrainerProcess(trainer, suggest(trial), segments, f"t{trial.number:04d}")
         try:
             for epoch, accuracy in run.epochs():
                 trial.report(accuracy, epoch)

@@ -12,7 +12,6 @@ exit as it does under budgetsweep (and print its summary line). Segment records 
 DIR/segments/.
 """
 
-import argparse
 import os
 
 import ray
@@ -21,7 +20,7 @@ from ray.tune.schedulers import ASHAScheduler
 from ray.tune.search.basic_variant import BasicVariantGenerator
 
 import config
-from trainer_process import TrainerProcess
+from trainer_process import TrainerProcess, peer_setup
 
 
 def param_space():
@@ -37,14 +36,7 @@ def param_space():
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--trainer", required=True)
-    ap.add_argument("--seed", type=int, required=True)
-    ap.add_argument("--out", required=True)
-    args = ap.parse_args()
-    segments = os.path.abspath(os.path.join(args.out, "segments"))
-    os.makedirs(segments, exist_ok=True)
-    trainer = os.path.abspath(args.trainer)
+    args, trainer, segments = peer_setup()
     s = config.size()
 
     def trainable(params):

@@ -8,6 +8,7 @@ A driver killed before it could write the second leaves the first and the traine
 collector then takes the log's last write as the end.
 """
 
+import argparse
 import json
 import os
 import re
@@ -20,6 +21,19 @@ import config
 
 _OBJECTIVE = re.compile(
     r'^budgetsweep_trainer_objective\{([^}]*)\}\s+(\S+)', re.MULTILINE)
+
+
+def peer_setup():
+    """The peers' command line (--trainer, --seed, --out): returns the arguments, the absolute
+    trainer path and the absolute DIR/segments/ directory (created) for segment records."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--trainer", required=True)
+    ap.add_argument("--seed", type=int, required=True)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    segments = os.path.abspath(os.path.join(args.out, "segments"))
+    os.makedirs(segments, exist_ok=True)
+    return args, os.path.abspath(args.trainer), segments
 
 
 def _labels(text):

@@ -43,7 +43,13 @@ int ShimMain(int argc, char** argv) {
   char** command = argv + 5;
   setsid();  // already a session leader when spawned by the agent; harmless otherwise
   // The shim must outlive the agent and terminal signals; the agent signals the workload's group.
-  for (int signal : kIgnoredByShim) ::signal(signal, SIG_IGN);
+  // They stay blocked across the fork: a signal sent to the group before the command has its
+  // default handlers back waits, pending, instead of falling on the shim's SIG_IGN.
+  sigset_t terminal;
+  sigemptyset(&terminal);
+  for (int signal : kIgnoredByShim) sigaddset(&terminal, signal);
+  sigset_t previous;
+  sigprocmask(SIG_BLOCK, &terminal, &previous);
 
   pid_t child = fork();
   if (child < 0) {
@@ -53,6 +59,7 @@ int ShimMain(int argc, char** argv) {
   if (child == 0) {
     setpgid(0, 0);
     for (int signal : kIgnoredByShim) ::signal(signal, SIG_DFL);
+    sigprocmask(SIG_SETMASK, &previous, nullptr);
     if (*working_dir != '\0' && chdir(working_dir) != 0) {
       WriteAll(2, std::string("chdir ") + working_dir + ": " + std::strerror(errno) + "\n");
       _exit(127);
@@ -61,6 +68,8 @@ int ShimMain(int argc, char** argv) {
     WriteAll(2, std::string("exec ") + command[0] + ": " + std::strerror(errno) + "\n");
     _exit(127);
   }
+  for (int signal : kIgnoredByShim) ::signal(signal, SIG_IGN);
+  sigprocmask(SIG_SETMASK, &previous, nullptr);
   setpgid(child, child);  // also here, so that the group exists before the pid file names it
   std::uint64_t ticks = local::RunningProcessStartTicks(child).value_or(0);
   Status written = local::WriteFileAtomically(

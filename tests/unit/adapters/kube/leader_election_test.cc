@@ -78,23 +78,31 @@ TEST(LeaderElection, ALeaderThatCannotRenewStepsDownBeforeTheOtherTakesOver) {
   std::this_thread::sleep_for(milliseconds(200));
   EXPECT_FALSE(b.elector->IsLeader());
 
-  // From now on a's renewals fail, as if it were cut off from the API server.
-  server.SetHook([](const httplib::Request& request, httplib::Response& response) {
+  // From now on a's renewals fail, as if it were cut off from the API server. The hook notes the
+  // last renewal that still went through, which is when a's lease starts to run out.
+  std::atomic<bool> cut{false};
+  std::atomic<steady_clock::time_point> last_renewal{steady_clock::now()};
+  server.SetHook([&](const httplib::Request& request, httplib::Response& response) {
     if (request.method != "PUT" ||
         request.body.find("\"holderIdentity\":\"a\"") == std::string::npos) {
+      return false;
+    }
+    if (!cut.load()) {
+      last_renewal = steady_clock::now();
       return false;
     }
     response.status = 500;
     response.set_content(ApiStatusBody(500, "InternalError", "cut off"), "application/json");
     return true;
   });
-  auto cut = steady_clock::now();
+  std::this_thread::sleep_for(milliseconds(300));
+  cut = true;
   ASSERT_TRUE(Eventually([&] { return b.elector->IsLeader(); }));
   EXPECT_FALSE(a.elector->IsLeader());
   ASSERT_NE(a.stopped.load(), steady_clock::time_point{});
   EXPECT_LT(a.stopped.load(), b.started.load());  // never two leaders
   // b waited for the lease to expire: a full lease duration after a's last renewal.
-  EXPECT_GE(b.started.load() - cut, milliseconds(1300));
+  EXPECT_GE(b.started.load() - last_renewal.load(), milliseconds(1500));
   EXPECT_EQ(server.Object(kLeasePath)["spec"]["holderIdentity"], "b");
   EXPECT_EQ(server.Object(kLeasePath)["spec"]["leaseTransitions"], 1);
 }

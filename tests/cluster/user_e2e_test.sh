@@ -10,9 +10,9 @@
 #      gives them kubernetes_sd's __meta_kubernetes_pod_* labels; the relabeling is the same;
 #   4. the operator decides from Prometheus and the sweep ends; budget used <= budget;
 #   5. every dashboard panel query, run against that Prometheus while the example's trials run,
-#      parses and returns series (the
-#      DCGM series need a GPU: those queries must parse; tests/e2e/dashboard_test.sh checks the
-#      join against a DCGM stand-in);
+#      parses and returns series (DCGM's need a GPU, and the example has no probe phase: those
+#      queries must parse; tests/e2e/dashboard_test.sh checks them against a DCGM stand-in and an
+#      example sweep's status);
 #   6. `helm uninstall` leaves no operator object behind (the CRDs stay, as Helm does).
 # The node agent mounts no service-account token, so the operator pod is given a kubeconfig with
 # a token of its chart-bound ServiceAccount (extraArgs --kubeconfig): it acts with exactly the
@@ -158,7 +158,7 @@ PY
 k apply -f "$TMP/example.json" >/dev/null
 # 5. The dashboard's queries against this Prometheus, while the trials run (the checker retries
 # until every query answers, up to 3 minutes).
-GPU_ONLY_EXTRA=DCGM_FI_DEV_GPU_UTIL python3 "$ROOT/tests/e2e/dashboard_check.py" \
+GPU_ONLY_EXTRA=DCGM_FI_DEV_GPU_UTIL NO_PROBE_PHASE=1 python3 "$ROOT/tests/e2e/dashboard_check.py" \
   "$CHART/dashboards/budgetsweep.json" "http://127.0.0.1:$PROM_PORT" \
   "{\"namespace\": \"$NS\", \"sweep\": \"fmnist-cluster\", \"trial\": \"fmnist-cluster-t.*\"}" \
   >"$TMP/dashboard.log" 2>&1 &

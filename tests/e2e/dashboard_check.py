@@ -1,6 +1,7 @@
 """Runs every query of a Grafana dashboard against a Prometheus: each must parse and return at
-least one series (queries of GPU-only series must parse). Variables are substituted from a JSON
-object. Retries for up to 3 minutes (rate() and deriv() need a few samples), then reports.
+least one series (queries of series the setup cannot have, such as GPU-only ones, must parse).
+Variables are substituted from a JSON object. Retries for up to 3 minutes (rate() and deriv() need
+a few samples), then reports.
 
   python3 dashboard_check.py DASHBOARD.json http://127.0.0.1:9090 '{"namespace": ..., ...}'
 """
@@ -10,10 +11,17 @@ dashboard, prom = json.load(open(sys.argv[1])), sys.argv[2]
 values = {"objective": "validation_accuracy", "__range": "10m", "__rate_interval": "1m",
           "__interval": "15s"}
 values.update(json.loads(sys.argv[3]))
-# Series that need a GPU: their queries must parse here and may be empty. The trainer's NVML
-# series always; DCGM's too when the caller has no DCGM stand-in (GPU_ONLY_EXTRA, comma-separated).
-gpu_only = {"budgetsweep_trainer_accelerator_utilization_ratio"}
-gpu_only.update(filter(None, os.environ.get("GPU_ONLY_EXTRA", "").split(",")))
+# Series (names or name prefixes) whose queries must parse here and may be empty, with why: the
+# trainer's NVML series always; DCGM's too when the caller has no DCGM stand-in (GPU_ONLY_EXTRA,
+# comma-separated); the probe phase's when the caller's sweep has none (NO_PROBE_PHASE=1).
+may_be_empty = {"budgetsweep_trainer_accelerator_utilization_ratio": "needs a GPU with NVML"}
+may_be_empty.update((name, "needs a GPU")
+                    for name in filter(None, os.environ.get("GPU_ONLY_EXTRA", "").split(",")))
+if os.environ.get("NO_PROBE_PHASE") == "1":
+    may_be_empty["budgetsweep_sweep_throughput_"] = "the sweep has no probe phase"
+
+def why_empty(text):
+    return next((why for name, why in may_be_empty.items() if name in str(text)), None)
 
 def substitute(text):
     for name in sorted(values, key=len, reverse=True):
@@ -59,19 +67,19 @@ def run(check):
 deadline = time.time() + 180
 while True:
     results = [(c, *run(c)) for c in checks]
-    pending = [r for r in results if not r[1] and not any(g in str(r[0][2]) for g in gpu_only)]
+    pending = [r for r in results if not r[1] and not why_empty(r[0][2])]
     if not pending or time.time() > deadline:
         break
     time.sleep(2)
 
 failed = 0
 for (what, kind, text), ok, detail in results:
-    gpu = any(g in str(text) for g in gpu_only)
+    why = why_empty(text)
     parsed = not detail.startswith(("bad_data", "execution", "None"))
     if ok:
         print(f"ok   {what}: {detail}")
-    elif gpu and parsed:
-        print(f"ok   {what}: parses; {detail} (needs a GPU with NVML)")
+    elif why and parsed:
+        print(f"ok   {what}: parses; {detail} ({why})")
     else:
         failed += 1
         print(f"FAIL {what}: {detail}\n       | {text}")

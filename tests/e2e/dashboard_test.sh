@@ -4,9 +4,10 @@
 # package) that scrapes:
 #   - a real budgetsweep-trainer process training on Fashion-MNIST (as the trial pod
 #     dash-t0000-s1 of sweep dash in namespace bsw-dash: the labels a PodMonitor gives it);
-#   - a real OperatorMetrics registry behind a real HealthServer, fed with an example sweep's
-#     status by tests/fixtures/operator-metrics (a stand-in for the operator, whose reconcile loop
-#     is not wired to it yet);
+#   - a real OperatorMetrics registry behind a real HealthServer, fed by
+#     tests/fixtures/operator-metrics with the status of an example sweep that ran its probe phase
+#     (the operator feeds it from its reconcile loop, operator/cmd/operator_command.cc; the
+#     stand-in gives every panel, the throughput probe's too, a status without a cluster);
 #   - a STAND-IN for dcgm-exporter: this machine has no GPU, so a static text file
 #     (dcgm_stand_in.prom) served by Python's http.server provides DCGM_FI_DEV_GPU_UTIL.
 # The template variables' label_values() queries are checked through /api/v1/series.

@@ -29,17 +29,27 @@ prometheus::Histogram::BucketBoundaries ReconcileBuckets() {
   return {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
 }
 
+// The member `key` of `object`, or null when `object` is no object or lacks it.
+const json& MemberAt(const json& object, const char* key) {
+  static const json kNull;
+  if (!object.is_object()) return kNull;
+  auto it = object.find(key);
+  return it != object.end() ? *it : kNull;
+}
+
 // The number at `key` of `object`, or nullptr when it is absent or not a number.
 const json* NumberAt(const json& object, const char* key) {
-  if (!object.is_object()) return nullptr;
-  auto it = object.find(key);
-  return it != object.end() && it->is_number() ? &*it : nullptr;
+  const json& value = MemberAt(object, key);
+  return value.is_number() ? &value : nullptr;
 }
 
 // The phases a sweep can be in; every one gets a series so that a query never misses a phase.
 constexpr std::initializer_list<SweepPhase> kSweepPhases = {
-    SweepPhase::kPending, SweepPhase::kRunning, SweepPhase::kCompleted,
-    SweepPhase::kBudgetExhausted, SweepPhase::kFailed};
+    SweepPhase::kPending,   SweepPhase::kProbing,         SweepPhase::kRunning,
+    SweepPhase::kCompleted, SweepPhase::kBudgetExhausted, SweepPhase::kFailed};
+
+// The probe runs status.throughput reports figures of, by their `run` label.
+constexpr std::initializer_list<const char*> kProbeRuns = {"baseline", "chosen"};
 
 // A rung's resource as a label value: "1", "3", "0.5" (no trailing zeros).
 std::string ResourceLabel(double resource) {
@@ -74,6 +84,26 @@ OperatorMetrics::OperatorMetrics()
                                   "The best objective value so far (status.best.value)")),
       phase_(GaugeFamily(*registry_, "budgetsweep_sweep_phase",
                          "1 for the sweep's current phase (status.phase), 0 for the others")),
+      throughput_samples_(GaugeFamily(
+          *registry_, "budgetsweep_sweep_throughput_samples_per_second",
+          "Training samples per second the probe phase measured (status.throughput.<run>)")),
+      throughput_utilization_(GaugeFamily(
+          *registry_, "budgetsweep_sweep_throughput_utilization",
+          "Utilization the probe phase measured, the gate's figure (status.throughput.<run>)")),
+      throughput_data_wait_(GaugeFamily(
+          *registry_, "budgetsweep_sweep_throughput_data_wait_ratio",
+          "Fraction of step time spent waiting for data in the probe (status.throughput.<run>)")),
+      throughput_target_(
+          GaugeFamily(*registry_, "budgetsweep_sweep_throughput_target_utilization",
+                      "The probe phase's gate (status.throughput.targetUtilization)")),
+      probe_used_(GaugeFamily(*registry_, "budgetsweep_sweep_throughput_probe_used_gpu_hours",
+                              "GPU-hours the probe runs used (status.throughput.budgetUsed)")),
+      probe_limit_(
+          GaugeFamily(*registry_, "budgetsweep_sweep_throughput_probe_limit_gpu_hours",
+                      "The most GPU-hours probing may use (status.throughput.budgetLimit)")),
+      target_met_(GaugeFamily(*registry_, "budgetsweep_sweep_throughput_target_met",
+                              "1 when the chosen settings met the target utilization, 0 when "
+                              "not (status.throughput.targetMet)")),
       promotions_(CounterFamily(*registry_, "budgetsweep_trial_promotions_total",
                                 "Trials promoted (pause mode) or continued (stop mode) at a rung")),
       kills_(CounterFamily(*registry_, "budgetsweep_trial_kills_total",
@@ -105,21 +135,19 @@ void OperatorMetrics::ObserveSweep(const std::string& ns, const std::string& swe
   std::lock_guard lock(mutex_);
   sweeps_.try_emplace(key);
 
-  const json budget = status.is_object() ? status.value("budget", json()) : json();
-  for (auto [field, family] :
-       {std::pair{"gpuHours", &budget_total_}, std::pair{"used", &budget_used_},
-        std::pair{"reserved", &budget_reserved_}, std::pair{"remaining", &budget_remaining_}}) {
-    if (const json* value = NumberAt(budget, field)) {
-      SweepGauge(*family, key).Set(value->get<double>());
-    }
-  }
+  const json& budget = MemberAt(status, "budget");
+  SetNumbers(key, budget,
+             {{"gpuHours", &budget_total_},
+              {"used", &budget_used_},
+              {"reserved", &budget_reserved_},
+              {"remaining", &budget_remaining_}});
   if (NumberAt(budget, "gpuHours") != nullptr) {
     // Present at 0 from the first real status, like the rung counters: no errors is a value too.
     sweeps_[key].counters.emplace(&query_errors_,
                                   &query_errors_.Add({{"namespace", ns}, {"sweep", sweep}}));
   }
 
-  const json trials = status.is_object() ? status.value("trials", json()) : json();
+  const json& trials = MemberAt(status, "trials");
   if (trials.is_object()) {
     for (const auto& [state, count] : trials.items()) {
       if (!count.is_number()) continue;
@@ -133,8 +161,8 @@ void OperatorMetrics::ObserveSweep(const std::string& ns, const std::string& swe
 
   if (status.is_object() && status.contains("rungs")) ObserveRungs(key, status["rungs"]);
 
-  const json best = status.is_object() ? status.value("best", json()) : json();
-  if (const json* value = NumberAt(best, "value"); value && std::isfinite(value->get<double>())) {
+  if (const json* value = NumberAt(MemberAt(status, "best"), "value");
+      value && std::isfinite(value->get<double>())) {
     SweepGauge(best_objective_, key).Set(value->get<double>());
   }
 
@@ -144,6 +172,37 @@ void OperatorMetrics::ObserveSweep(const std::string& ns, const std::string& swe
       std::string name = SweepPhaseName(phase);
       SweepGauge(phase_, key, {{"phase", name}}).Set(name == current ? 1 : 0);
     }
+  }
+
+  ObserveThroughput(key, MemberAt(status, "throughput"));
+}
+
+void OperatorMetrics::SetNumbers(
+    const SweepKey& key, const json& object,
+    std::initializer_list<std::pair<const char*, Family<Gauge>*>> fields, const Labels& extra) {
+  // REQUIRES: mutex_ held (by ObserveSweep).
+  for (auto [field, family] : fields) {
+    if (const json* value = NumberAt(object, field)) {
+      SweepGauge(*family, key, extra).Set(value->get<double>());
+    }
+  }
+}
+
+void OperatorMetrics::ObserveThroughput(const SweepKey& key, const json& throughput) {
+  // REQUIRES: mutex_ held (by ObserveSweep).
+  SetNumbers(key, throughput,
+             {{"targetUtilization", &throughput_target_},
+              {"budgetUsed", &probe_used_},
+              {"budgetLimit", &probe_limit_}});
+  for (const char* run : kProbeRuns) {
+    SetNumbers(key, MemberAt(throughput, run),
+               {{"samplesPerSecond", &throughput_samples_},
+                {"utilization", &throughput_utilization_},
+                {"dataWaitRatio", &throughput_data_wait_}},
+               {{"run", run}});
+  }
+  if (const json& met = MemberAt(throughput, "targetMet"); met.is_boolean()) {
+    SweepGauge(target_met_, key).Set(met.get<bool>() ? 1 : 0);
   }
 }
 

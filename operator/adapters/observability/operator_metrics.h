@@ -8,6 +8,7 @@
 #include <prometheus/registry.h>
 
 #include <cstddef>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -34,6 +35,16 @@ namespace bsw::observability {
 //   budgetsweep_sweep_best_objective              gauge   status.best.value (absent until a
 //                                                           finite best exists)
 //   budgetsweep_sweep_phase                       gauge   + phase: 1 for status.phase, else 0
+// from status.throughput (a sweep with spec.throughput.enabled):
+//   budgetsweep_sweep_throughput_samples_per_second     gauge  + run: <run>.samplesPerSecond
+//   budgetsweep_sweep_throughput_utilization            gauge  + run: <run>.utilization
+//   budgetsweep_sweep_throughput_data_wait_ratio        gauge  + run: <run>.dataWaitRatio
+//   budgetsweep_sweep_throughput_target_utilization     gauge  targetUtilization
+//   budgetsweep_sweep_throughput_probe_used_gpu_hours   gauge  budgetUsed
+//   budgetsweep_sweep_throughput_probe_limit_gpu_hours  gauge  budgetLimit
+//   budgetsweep_sweep_throughput_target_met             gauge  targetMet: 1 or 0 (absent until
+//                                                              decided)
+// and the counters:
 //   budgetsweep_trial_promotions_total            counter + rung
 //   budgetsweep_trial_kills_total                 counter + rung
 //   budgetsweep_decisions_total                   counter + kind
@@ -43,6 +54,8 @@ namespace bsw::observability {
 //   budgetsweep_workqueue_depth                   gauge
 //
 // `rung` is the rung index ("0" is the first rung); `resource` its resource in the sweep's unit.
+// `run` is "baseline" (the template's own settings, once measured) or "chosen" (the winning
+// candidate, once decided).
 // Thread-safe.
 class OperatorMetrics {
  public:
@@ -82,8 +95,16 @@ class OperatorMetrics {
   // REQUIRES: mutex_ held.
   prometheus::Gauge& SweepGauge(prometheus::Family<prometheus::Gauge>& family, const SweepKey& key,
                                 prometheus::Labels extra = {});
+  // Sets each family's gauge, with `extra` labels, from the number at its field of `object`.
+  // REQUIRES: mutex_ held.
+  void SetNumbers(
+      const SweepKey& key, const nlohmann::json& object,
+      std::initializer_list<std::pair<const char*, prometheus::Family<prometheus::Gauge>*>> fields,
+      const prometheus::Labels& extra = {});
   // REQUIRES: mutex_ held.
   void ObserveRungs(const SweepKey& key, const nlohmann::json& rungs);
+  // REQUIRES: mutex_ held.
+  void ObserveThroughput(const SweepKey& key, const nlohmann::json& throughput);
   void Count(prometheus::Family<prometheus::Counter>& family, const std::string& ns,
              const std::string& sweep, prometheus::Labels extra);
 
@@ -98,6 +119,13 @@ class OperatorMetrics {
   prometheus::Family<prometheus::Gauge>& rung_promoted_;
   prometheus::Family<prometheus::Gauge>& best_objective_;
   prometheus::Family<prometheus::Gauge>& phase_;
+  prometheus::Family<prometheus::Gauge>& throughput_samples_;
+  prometheus::Family<prometheus::Gauge>& throughput_utilization_;
+  prometheus::Family<prometheus::Gauge>& throughput_data_wait_;
+  prometheus::Family<prometheus::Gauge>& throughput_target_;
+  prometheus::Family<prometheus::Gauge>& probe_used_;
+  prometheus::Family<prometheus::Gauge>& probe_limit_;
+  prometheus::Family<prometheus::Gauge>& target_met_;
   prometheus::Family<prometheus::Counter>& promotions_;
   prometheus::Family<prometheus::Counter>& kills_;
   prometheus::Family<prometheus::Counter>& decisions_;

@@ -72,9 +72,57 @@ TEST_F(OperatorMetricsTest, ObserveSweep_ExposesBudgetTrialsRungsBestAndPhaseOfB
 
   EXPECT_EQ(Value(samples, "budgetsweep_sweep_best_objective", kSweep), 0.8);
   EXPECT_EQ(Value(samples, "budgetsweep_sweep_phase", SweepAnd({{"phase", "Running"}})), 1);
-  for (const char* phase : {"Pending", "Completed", "BudgetExhausted", "Failed"}) {
+  for (const char* phase : {"Pending", "Probing", "Completed", "BudgetExhausted", "Failed"}) {
     EXPECT_EQ(Value(samples, "budgetsweep_sweep_phase", SweepAnd({{"phase", phase}})), 0) << phase;
   }
+}
+
+TEST_F(OperatorMetricsTest, ObserveSweep_ExposesTheProbePhasesBaselineChoiceTargetAndBudget) {
+  metrics_.ObserveSweep("ml", "fmnist-cnn", RealStatus());
+  const std::vector<prom::Sample> samples = Scrape();
+  const auto baseline = SweepAnd({{"run", "baseline"}});
+  const auto chosen = SweepAnd({{"run", "chosen"}});
+
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_throughput_samples_per_second", baseline), 950);
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_throughput_samples_per_second", chosen), 1800);
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_throughput_utilization", baseline), 0.48);
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_throughput_utilization", chosen), 0.90);
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_throughput_data_wait_ratio", baseline), 0.42);
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_throughput_data_wait_ratio", chosen), 0.06);
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_throughput_target_utilization", kSweep), 0.85);
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_throughput_probe_used_gpu_hours", kSweep), 0.05);
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_throughput_probe_limit_gpu_hours", kSweep), 0.2);
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_throughput_target_met", kSweep), 1);
+}
+
+TEST_F(OperatorMetricsTest,
+       ObserveSweep_WhileProbingThePhaseIsProbingAndTheChoiceComesOnceDecided) {
+  json probing = RealStatus();
+  probing["phase"] = "Probing";
+  for (const char* field : {"chosen", "targetMet", "reason", "message", "trialArgs"}) {
+    probing["throughput"].erase(field);
+  }
+  probing["throughput"]["phase"] = "Probing";
+  metrics_.ObserveSweep("ml", "fmnist-cnn", probing);
+  std::vector<prom::Sample> samples = Scrape();
+
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_phase", SweepAnd({{"phase", "Probing"}})), 1);
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_phase", SweepAnd({{"phase", "Running"}})), 0);
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_throughput_samples_per_second",
+                  SweepAnd({{"run", "baseline"}})),
+            950);
+  EXPECT_FALSE(Value(samples, "budgetsweep_sweep_throughput_samples_per_second",
+                     SweepAnd({{"run", "chosen"}})));
+  EXPECT_FALSE(Value(samples, "budgetsweep_sweep_throughput_target_met", kSweep));
+
+  metrics_.ObserveSweep("ml", "fmnist-cnn", RealStatus());
+  samples = Scrape();
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_phase", SweepAnd({{"phase", "Probing"}})), 0);
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_phase", SweepAnd({{"phase", "Running"}})), 1);
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_throughput_samples_per_second",
+                  SweepAnd({{"run", "chosen"}})),
+            1800);
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_throughput_target_met", kSweep), 1);
 }
 
 TEST_F(OperatorMetricsTest, ObserveSweep_ANewStatusReplacesTheValuesAndDropsVanishedRungs) {
@@ -105,7 +153,11 @@ TEST_F(OperatorMetricsTest, ObserveSweep_AnEmptyOrMalformedStatusCreatesNoSeries
   metrics_.ObserveSweep("ml", "odd", json::array({1, 2}));
   metrics_.ObserveSweep(
       "ml", "wrong-types",
-      {{"budget", {{"used", "1"}}}, {"trials", 3}, {"rungs", {{"resource", "x"}}}, {"phase", 2}});
+      {{"budget", {{"used", "1"}}},
+       {"trials", 3},
+       {"rungs", {{"resource", "x"}}},
+       {"phase", 2},
+       {"throughput", {{"baseline", 950}, {"budgetUsed", "0.05"}, {"targetMet", 1}}}});
   const std::vector<prom::Sample> samples = Scrape();
   for (const char* sweep : {"fresh", "odd", "wrong-types"}) {
     EXPECT_EQ(CountWithLabel(samples, "sweep", sweep), 0) << sweep;
@@ -152,7 +204,9 @@ TEST_F(OperatorMetricsTest, ForgetSweep_RemovesEverySeriesOfThatSweepOnly) {
   metrics_.CountDecision("ml", "fmnist-cnn", "stop");
   metrics_.CountQueryError("ml", "fmnist-cnn");
   metrics_.CountKill("ml", "kept", 0);
-  ASSERT_GT(CountWithLabel(Scrape(), "sweep", "fmnist-cnn"), 20);
+  const std::vector<prom::Sample> before = Scrape();
+  ASSERT_GT(CountWithLabel(before, "sweep", "fmnist-cnn"), 20);
+  ASSERT_TRUE(Value(before, "budgetsweep_sweep_throughput_target_met", kSweep));
 
   metrics_.ForgetSweep("ml", "fmnist-cnn");
   const std::vector<prom::Sample> samples = Scrape();

@@ -60,9 +60,37 @@ def percentile(values, q):
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else None
 
 
+def reconcile_latency(text):
+    """Count, mean and the p50/p99 bucket bounds of budgetsweep_reconcile_duration_seconds."""
+    buckets, total, count = [], 0.0, 0
+    for line in text.splitlines():
+        if line.startswith("budgetsweep_reconcile_duration_seconds_bucket"):
+            le = line.split('le="', 1)[1].split('"', 1)[0]
+            buckets.append((float(le), float(line.rsplit(" ", 1)[1])))
+        elif line.startswith("budgetsweep_reconcile_duration_seconds_sum"):
+            total = float(line.rsplit(" ", 1)[1])
+        elif line.startswith("budgetsweep_reconcile_duration_seconds_count"):
+            count = int(float(line.rsplit(" ", 1)[1]))
+    def bound(q):
+        return next((le for le, n in sorted(buckets) if n >= q * count), None) if count else None
+    return {"count": count, "mean": round(total / count, 4) if count else None,
+            "p50_le": bound(0.50), "p99_le": bound(0.99)}
+
+
+def rss_growth(samples):
+    """Least-squares slope of RSS (KB) on trials created, over the samples with trials."""
+    points = [(int(s[2]), int(s[1])) for s in samples if int(s[1]) > 0 and int(s[2]) > 0]
+    if len(points) < 2:
+        return None
+    mx = statistics.mean(x for x, _ in points)
+    my = statistics.mean(y for _, y in points)
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    return round(sum((x - mx) * (y - my) for x, y in points) / sxx, 2) if sxx else None
+
+
 def main():
     p = argparse.ArgumentParser()
-    for flag in ("operator-log", "pod-logs", "rss", "command", "out"):
+    for flag in ("operator-log", "pod-logs", "rss", "metrics", "command", "out"):
         p.add_argument("--" + flag, required=True)
     for flag in ("hwm-kb", "elapsed", "sweeps", "trials", "parallelism", "duration"):
         p.add_argument("--" + flag, type=int, required=True)
@@ -73,6 +101,8 @@ def main():
     created = int(samples[-1][2]) if samples else 0
     ended = int(samples[-1][3]) if samples else 0
     latencies = kill_latencies(a.operator_log, visible_times(a.pod_logs))
+    reconcile = reconcile_latency(open(a.metrics).read())
+    growth = rss_growth(samples)
     decisions = collections.Counter()
     for line in open(a.operator_log):
         if '"event":"decision"' in line:
@@ -92,7 +122,10 @@ def main():
             "peak_hwm": round(a.hwm_kb / 1024, 1),
             "median": round(statistics.median(rss_mb), 1) if rss_mb else None,
             "last": round(rss_mb[-1], 1) if rss_mb else None,
+            "growth_kb_per_trial": growth,
+            "samples": [[int(s[0]), int(s[1]), int(s[2])] for s in samples],
         },
+        "reconcile_latency_seconds": reconcile,
         "kill_latency_seconds": {
             "n": len(latencies),
             "p50": round(percentile(latencies, 0.50), 3) if latencies else None,
@@ -117,6 +150,10 @@ trial, 0.1 s an epoch, rungs 1/3/9; 2-core machine shared with other work).
 | elapsed (cap {a.duration} s) | {a.elapsed} s | |
 | operator RSS, peak (VmHWM) | {rss['peak_hwm']} MB | < 30 MB |
 | operator RSS, median of 2 s samples | {rss['median']} MB | |
+| operator RSS growth per trial created (least squares) | {rss['growth_kb_per_trial']} KB | |
+| reconcile passes | {reconcile['count']} | |
+| reconcile latency mean | {reconcile['mean']} s | |
+| reconcile latency p50 / p99 (histogram bucket bounds) | <= {reconcile['p50_le']} s / <= {reconcile['p99_le']} s | |
 | kill latency p50 (n = {lat['n']}) | {lat['p50']} s | |
 | kill latency p99 | {lat['p99']} s | < 1 s |
 | kill latency max | {lat['max']} s | |

@@ -10,6 +10,9 @@
 # sweeps. The run stops when every sweep has ended or after DURATION seconds, whichever is first;
 # the results say which. Results: bench/results/operator.{md,json}.
 #
+# Reconcile latency: the operator's own budgetsweep_reconcile_duration_seconds histogram, read from
+# its --metrics-addr at the end. Memory: VmRSS every 2 s against the trials created so far.
+#
 # Kill latency: the fixture prints `visible_at=<unix seconds>` for each epoch right after its
 # values are exposed; the operator's JSON log line for each TrialStopped(RungCutoff) decision is
 # written just before the pod's DELETE is sent. Latency = log time - visible_at of the trial's
@@ -54,7 +57,8 @@ k create namespace "$NS" >/dev/null
 "$AGENT" --nodes 4 --gpus-per-node 16 --node-prefix "bench-$NS" --node-label "bench=$NS" \
   --address-base 127.90.0.10 --work-dir "$WORK/agent" 2>"$WORK/agent.log" &
 AGENT_PID=$!
-"$BSW" operator --namespace "$NS" --metrics-addr 127.0.0.1:0 --health-addr 127.0.0.1:0 \
+METRICS_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$BSW" operator --namespace "$NS" --metrics-addr "127.0.0.1:$METRICS_PORT" --health-addr 127.0.0.1:0 \
   --checkpoint-dir "$WORK/checkpoints" 2>"$WORK/operator.log" &
 OP=$!
 
@@ -103,10 +107,11 @@ while :; do
   sleep 2
 done
 hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$OP/status")
+curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" >"$WORK/metrics.txt" || : >"$WORK/metrics.txt"
 elapsed=$(($(date +%s) - start))
 
 python3 "$HERE/report.py" --operator-log "$WORK/operator.log" --pod-logs "$WORK/agent/logs" \
-  --rss "$WORK/rss.tsv" --hwm-kb "$hwm" --elapsed "$elapsed" --sweeps "$SWEEPS" \
+  --rss "$WORK/rss.tsv" --metrics "$WORK/metrics.txt" --hwm-kb "$hwm" --elapsed "$elapsed" --sweeps "$SWEEPS" \
   --trials "$TRIALS" --parallelism "$PARALLELISM" --duration "$DURATION" \
   --command "SWEEPS=$SWEEPS TRIALS=$TRIALS PARALLELISM=$PARALLELISM DURATION=$DURATION bench/operator/run.sh" \
   --out "$ROOT/bench/results/operator"

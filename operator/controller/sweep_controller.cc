@@ -114,18 +114,36 @@ StatusOr<std::vector<SegmentStatus>> SweepController::ChargedSegments() {
       segments->push_back(std::move(recorded));
     }
   }
+  // An ended probe run's charge is journaled as device-seconds (ProbeEnded); one device over that
+  // many seconds from its launch charges the same.
+  for (const ProbeRun& p : model_.probes()) {
+    if (!p.ended || p.charged_device_seconds <= 0 || listed.contains({p.name, 0})) continue;
+    SegmentStatus recorded;
+    recorded.trial = p.name;
+    recorded.state = SegmentState::kSucceeded;
+    recorded.started_unix_seconds = p.launched_at;
+    recorded.finished_unix_seconds = p.launched_at + p.charged_device_seconds;
+    recorded.devices = 1;
+    segments->push_back(std::move(recorded));
+  }
   return segments;
 }
 
 Status SweepController::ReleaseRecorded(const std::vector<SegmentStatus>& segments) {
   for (const SegmentStatus& s : segments) {
     if (!s.charge_held) continue;
-    std::optional<int64_t> index = model_.FindTrial(s.trial);
-    if (!index) continue;
-    for (const SegmentRecord& seg : model_.trial(*index).segments) {
-      if (seg.number != s.segment || !seg.ended) continue;
-      if (Status st = backend_->ReleaseCharge(s.trial, s.segment); !st.ok()) return st;
+    bool recorded = false;
+    if (std::optional<int64_t> index = model_.FindTrial(s.trial)) {
+      for (const SegmentRecord& seg : model_.trial(*index).segments) {
+        recorded = recorded || (seg.number == s.segment && seg.ended);
+      }
+    } else {
+      for (const ProbeRun& p : model_.probes()) {
+        recorded = recorded || (p.name == s.trial && s.segment == 0 && p.ended);
+      }
     }
+    if (!recorded) continue;
+    if (Status st = backend_->ReleaseCharge(s.trial, s.segment); !st.ok()) return st;
   }
   return OkStatus();
 }
@@ -155,18 +173,18 @@ SegmentSpec SweepController::MakeSegmentSpec(const Action& a) const {
   s.command.insert(s.command.end(), spec.container.args.begin(), spec.container.args.end());
   // A probe runs the template with its candidate's settings; a trial gets the probe phase's
   // choice after the template's args, and its parameters after that.
-  std::vector<std::string> extra;
   if (a.probe) {
     const ProbeRun& p = model_.probes().at(static_cast<size_t>(a.trial));
     s.trial = p.name;
-    extra = ProbeArgs(spec.throughput, p.settings);
+    s.extra_args = ProbeArgs(spec.throughput, p.settings);
   } else {
     const Trial& t = model_.trial(a.trial);
     s.trial = t.name;
     for (const auto& [name, value] : t.params) s.params.emplace_back(name, FormatParamValue(value));
-    if (model_.throughput_decision()) extra = FlagArgs(model_.throughput_decision()->trial_args);
+    if (model_.throughput_decision()) {
+      s.extra_args = FlagArgs(model_.throughput_decision()->trial_args);
+    }
   }
-  s.command.insert(s.command.end(), extra.begin(), extra.end());
   s.env = spec.container.env;
   s.until_resource = a.until;
   s.max_resource = model_.rungs().max();

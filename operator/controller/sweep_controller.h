@@ -58,9 +58,11 @@ class SweepController {
 
  private:
   bsw::Status Record(const std::vector<Event>& events);
-  // What the backend lists plus the recorded charge of ended segments it no longer lists.
+  // What the backend lists plus the recorded charge of ended segments (trials' and probe runs')
+  // it no longer lists.
   StatusOr<std::vector<SegmentStatus>> ChargedSegments();
-  // Releases the segments the backend still holds whose end (and charge) is recorded.
+  // Releases the segments (trials' and probe runs') the backend still holds whose end and charge
+  // are recorded.
   bsw::Status ReleaseRecorded(const std::vector<SegmentStatus>& segments);
   bsw::Status Carry(const Action& action);
   SegmentSpec MakeSegmentSpec(const Action& action) const;

@@ -18,8 +18,12 @@ struct SegmentSpec {
   int segment = 0;
   // Trial parameters in search-space order, values already formatted for the command line.
   std::vector<std::pair<std::string, std::string>> params;
-  // The command and args of the trial's container; the backend appends `--name=value` per param.
+  // The command and args of the trial's container template. The backend appends `extra_args`,
+  // then `--name=value` per param.
   std::vector<std::string> command;
+  // Flags from the probe phase, between the template's args and the params: a probe run's
+  // candidate settings (and --probe-steps), or the settings the phase chose for every trial.
+  std::vector<std::string> extra_args;
   std::vector<std::pair<std::string, std::string>> env;  // extra env from the template
   double until_resource = 0;         // the trainer checkpoints and exits 0 on reaching this
   double max_resource = 0;           // spec.resource.max: the length of the LR schedule

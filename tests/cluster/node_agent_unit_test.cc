@@ -19,19 +19,30 @@ namespace {
 using Json = nlohmann::json;
 namespace fs = std::filesystem;
 
-TEST(AddressPool, HandsOutTheLowestFreeAddressAndReusesFreedOnes) {
+TEST(AddressPool, HandsOutAddressesInTurnSoAFreedOneIsNotReusedAtOnce) {
   StatusOr<AddressPool> pool = AddressPool::Create("127.0.0.254");
   ASSERT_TRUE(pool.ok()) << pool.status().message();
   EXPECT_EQ(*pool->Allocate(), "127.0.0.254");
   EXPECT_EQ(*pool->Allocate(), "127.0.0.255");
   EXPECT_EQ(*pool->Allocate(), "127.0.1.0");
   pool->Release("127.0.0.255");
-  EXPECT_EQ(*pool->Allocate(), "127.0.0.255");
-  EXPECT_TRUE(pool->Reserve("127.0.1.1"));
-  EXPECT_FALSE(pool->Reserve("127.0.1.1"));
+  EXPECT_EQ(*pool->Allocate(), "127.0.1.1") << "the freed address waits its turn";
+  EXPECT_TRUE(pool->Reserve("127.0.1.3"));
+  EXPECT_FALSE(pool->Reserve("127.0.1.3"));
   EXPECT_FALSE(pool->Reserve("127.0.0.1")) << "below the base";
-  EXPECT_EQ(*pool->Allocate(), "127.0.1.2");
+  EXPECT_EQ(*pool->Allocate(), "127.0.1.4") << "after what a restart reserved";
   EXPECT_EQ(pool->in_use(), 5u);
+}
+
+TEST(AddressPool, WrapsToTheBaseAtTheTopAndSkipsWhatIsTaken) {
+  StatusOr<AddressPool> pool = AddressPool::Create("127.255.255.252");
+  ASSERT_TRUE(pool.ok()) << pool.status().message();
+  EXPECT_EQ(*pool->Allocate(), "127.255.255.252");
+  EXPECT_EQ(*pool->Allocate(), "127.255.255.253");
+  EXPECT_EQ(*pool->Allocate(), "127.255.255.254");
+  pool->Release("127.255.255.253");
+  EXPECT_EQ(*pool->Allocate(), "127.255.255.253") << "wrapped, past the taken base";
+  EXPECT_EQ(pool->Allocate().status().code(), StatusCode::kResourceExhausted);
 }
 
 TEST(AddressPool, RejectsAddressesOutsideLoopback) {

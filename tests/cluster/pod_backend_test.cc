@@ -266,8 +266,10 @@ TEST_F(PodBackendTest, Start_CreatesOneCompliantPodWithTheContract) {
   std::unique_ptr<PodBackend> backend = Backend("sleep 30");
   ASSERT_NE(backend, nullptr);
   double deadline = Now() + 120.7;
-  ASSERT_TRUE(backend->Start(Spec("sw-t0001", deadline, 2)).ok());
-  Status again = backend->Start(Spec("sw-t0001", deadline, 2));
+  SegmentSpec segment = Spec("sw-t0001", deadline, 2);
+  segment.extra_args = {"--workers=2", "--prefetch=4"};  // the probe phase's choice
+  ASSERT_TRUE(backend->Start(segment).ok());
+  Status again = backend->Start(segment);
   EXPECT_TRUE(again.ok()) << again.message();
   StatusOr<Json> pods = client_->List(kPods, ns_);
   ASSERT_TRUE(pods.ok());
@@ -303,7 +305,7 @@ TEST_F(PodBackendTest, Start_CreatesOneCompliantPodWithTheContract) {
   EXPECT_EQ(spec["terminationGracePeriodSeconds"], 1);
   const Json& container = spec["containers"][0];
   EXPECT_EQ(container["command"], Json({"sh", "-c", "sleep 30", "trainer"}));
-  EXPECT_EQ(container["args"], Json({"--lr=0.01", "--opt=adam"}));
+  EXPECT_EQ(container["args"], Json({"--workers=2", "--prefetch=4", "--lr=0.01", "--opt=adam"}));
   EXPECT_EQ(container["resources"]["limits"]["nvidia.com/gpu"], "2");
   EXPECT_EQ(container["resources"]["requests"]["nvidia.com/gpu"], "2");
   EXPECT_EQ(spec["securityContext"]["runAsNonRoot"], true);

@@ -3,7 +3,8 @@
 #   1. helm installs charts/budgetsweep into a namespace that enforces Pod Security "restricted";
 #      its Deployment's pod (run by the node agent) is the operator;
 #   2. `kubectl apply` the cluster example (examples/fashion-mnist-cluster.yaml, sized down for a
-#      test: 2,000 images, 6 trials, and spec.metrics.prometheus.url set);
+#      test: 2,000 images, 6 trials, and spec.metrics.prometheus.url set); its throughput probe
+#      phase decides on the cluster, and its probe pods are released like the trials';
 #   3. Debian's Prometheus discovers the trial pods from the test apiserver and scrapes them, and
 #      the operator's pod. Debian builds Prometheus without kubernetes_sd_configs, so discovery
 #      goes through http_sd_configs served by pod_sd.py, which lists the pods with kubectl and
@@ -13,7 +14,9 @@
 #      parses and returns series (DCGM's need a GPU, and the example has no probe phase: those
 #      queries must parse; tests/e2e/dashboard_test.sh checks them against a DCGM stand-in and an
 #      example sweep's status);
-#   6. `helm uninstall` leaves no operator object behind (the CRDs stay, as Helm does).
+#   6. Prometheus stopped for 2 minutes mid-sweep (a curve-trainer sweep): no trial is stopped
+#      for lack of data, values from after the outage are recorded, and the budget still holds;
+#   7. `helm uninstall` leaves no operator object behind (the CRDs stay, as Helm does).
 # The node agent mounts no service-account token, so the operator pod is given a kubeconfig with
 # a token of its chart-bound ServiceAccount (extraArgs --kubeconfig): it acts with exactly the
 # chart's RBAC. Without KUBECONFIG it skips (exit 77).
@@ -23,7 +26,7 @@ if [ -z "${KUBECONFIG:-}" ]; then
   exit 77
 fi
 : "${BUDGETSWEEP:?path to budgetsweep}" "${NODE_AGENT:?path to bsw-node-agent}"
-: "${TRAINER:?path to budgetsweep-trainer}"
+: "${CURVE:?path to the curve-trainer fixture}" "${TRAINER:?path to budgetsweep-trainer}"
 : "${BSW_CLUSTER_DIR:?the test cluster state dir}"
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/chart_lib.sh"
 # shellcheck source=/dev/null
@@ -48,8 +51,10 @@ cleanup() {
   drop_namespace "$NS"
   [ -n "$AGENT_PID" ] && kill -TERM "$AGENT_PID" 2>/dev/null && wait "$AGENT_PID" 2>/dev/null
   if [ "$failures" -gt 0 ]; then
-    for f in "$TMP"/agent/logs/*operator*.log "$TMP/prometheus.log"; do
-      [ -f "$f" ] && { echo "== $f"; tail -30 "$f"; }
+    k -n "$NS" get pods -o wide
+    k -n "$NS" get bsw -o yaml | grep -A40 '^  status:' | head -80
+    for f in "$TMP"/agent/logs/*operator*.log "$TMP/prometheus.log" "$TMP/agent.log"; do
+      [ -f "$f" ] && { echo "== $f"; tail -40 "$f"; }
     done
   fi
   rm -rf "$TMP"
@@ -147,6 +152,7 @@ spec = doc["spec"]
 spec["budget"]["gpuHours"] = 0.1
 spec["maxTrials"], spec["parallelism"] = 6, 2
 spec["metrics"] = {"prometheus": {"url": f"http://127.0.0.1:{port}"}}
+spec["throughput"]["maxBudgetFraction"] = 0.3  # of the test's 0.1 GPU-h: room for three probes
 tmpl = spec["trial"]["template"]["spec"]
 tmpl["nodeSelector"] = {"budgetsweep.dev/test": test_id}
 c = tmpl["containers"][0]
@@ -158,7 +164,7 @@ PY
 k apply -f "$TMP/example.json" >/dev/null
 # 5. The dashboard's queries against this Prometheus, while the trials run (the checker retries
 # until every query answers, up to 3 minutes).
-GPU_ONLY_EXTRA=DCGM_FI_DEV_GPU_UTIL NO_PROBE_PHASE=1 python3 "$ROOT/tests/e2e/dashboard_check.py" \
+GPU_ONLY_EXTRA=DCGM_FI_DEV_GPU_UTIL python3 "$ROOT/tests/e2e/dashboard_check.py" \
   "$CHART/dashboards/budgetsweep.json" "http://127.0.0.1:$PROM_PORT" \
   "{\"namespace\": \"$NS\", \"sweep\": \"fmnist-cluster\", \"trial\": \"fmnist-cluster-t.*\"}" \
   >"$TMP/dashboard.log" 2>&1 &
@@ -177,13 +183,93 @@ values=$(k -n "$NS" get bswt -l budgetsweep.dev/sweep=fmnist-cluster -o json | p
 import json, sys
 print(sum(1 for i in json.load(sys.stdin)["items"] for e in i["status"]["events"] if e["event"] == "ValueRecorded"))')
 [ "$values" -ge 6 ] && pass "$values rung values recorded from Prometheus" || fail "only $values rung values"
+t=$(field fmnist-cluster .status.throughput)
+if python3 - "$t" <<'PY'; then
+import json, sys
+t = json.loads(sys.argv[1] or "{}")
+assert t.get("phase") == "Decided", t
+assert t["baseline"]["samplesPerSecond"] > 0 and t["chosen"]["samplesPerSecond"] > 0, t
+assert 0 < t["budgetUsed"] <= t["budgetLimit"], t
+print(f'chose {t["chosen"]["settings"]}: {t["chosen"]["samplesPerSecond"]:.0f} samples/s vs '
+      f'{t["baseline"]["samplesPerSecond"]:.0f} for the baseline, probes used {t["budgetUsed"]:.4f} GPU-h')
+PY
+  pass "the probe phase decided on the cluster (above)"
+else
+  fail "status.throughput: $t"
+fi
+left=""
+for _ in $(seq 1 60); do
+  left=$(k -n "$NS" get pods -l budgetsweep.dev/sweep=fmnist-cluster -o name 2>/dev/null)
+  [ -z "$left" ] && break
+  sleep 1
+done
+[ -z "$left" ] && pass "every trial and probe pod of the ended sweep was released" ||
+  fail "pods left after the sweep ended: $left"
 if wait "$DASH_PID"; then
   pass "every dashboard query parses and answers ($(tail -1 "$TMP/dashboard.log"))"
 else
   fail "dashboard queries: $(grep FAIL "$TMP/dashboard.log" | head -5)"
 fi
 
-# ---- 6. helm uninstall --------------------------------------------------------------------------
+# ---- 6. Prometheus down for 2 minutes mid-sweep -------------------------------------------------
+cat <<YAML | k apply -f - >/dev/null
+apiVersion: budgetsweep.dev/v1alpha1
+kind: BudgetSweep
+metadata: {name: outage, namespace: $NS}
+spec:
+  budget: {gpuHours: 0.2}
+  objective: {metric: validation_accuracy, goal: maximize}
+  resource: {unit: epochs, min: 1, max: 9, reductionFactor: 3}
+  scheduler: {algorithm: asha, mode: stop, seed: 4}
+  parallelism: 2
+  maxTrials: 2
+  searchSpace:
+    lr: {type: logUniform, min: 1.0e-3, max: 1.0e-2}
+  metrics: {prometheus: {url: "http://127.0.0.1:$PROM_PORT"}}
+  trial:
+    gpus: 1
+    template:
+      spec:
+        terminationGracePeriodSeconds: 2
+        nodeSelector: {budgetsweep.dev/test: "$ID"}
+        containers:
+          - name: trainer
+            image: curve-trainer
+            command: ["$CURVE"]
+            args: ["--seconds-per-epoch=16"]
+YAML
+# Down once the first rung value is in, for 120 s: the trials keep training, unseen.
+reached=""
+for _ in $(seq 1 240); do
+  reached=$(field outage '.status.rungs[0].reached')
+  [ "$reached" = 2 ] && break
+  sleep 1
+done
+[ "$reached" = 2 ] && pass "both trials reported epoch 1 through Prometheus before the outage" ||
+  fail "the outage sweep's trials did not report epoch 1 (reached '$reached')"
+kill "$PROM_PID" && wait "$PROM_PID" 2>/dev/null || true
+PROM_PID=""
+say_down=$(date +%s)
+sleep 120
+start_prometheus || fail "Prometheus did not restart"
+phase=$(wait_ended outage 300)
+[[ $phase == Completed || $phase == BudgetExhausted ]] &&
+  pass "sweep outage ended after Prometheus was down $(($(date +%s) - say_down)) s: $phase" ||
+  fail "sweep outage did not end (phase '$phase')"
+missing=$(k -n "$NS" get bswt -l budgetsweep.dev/sweep=outage -o json | python3 -c '
+import json, sys
+print(sum(1 for i in json.load(sys.stdin)["items"] for e in i["status"]["events"]
+          if e.get("reason") == "MetricsMissing"))')
+[ "$missing" -eq 0 ] && pass "no trial stopped for lack of data during the outage" ||
+  fail "$missing MetricsMissing stop(s)"
+reached=$(field outage '.status.rungs[1].reached')
+[ "${reached:-0}" -ge 1 ] && pass "epoch-3 values, from after the outage, were recorded ($reached)" ||
+  fail "no rung value was recorded after the outage"
+used=$(field outage .status.budget.used)
+python3 -c "import sys; u = float('${used:-nan}'); sys.exit(0 if 0 < u <= 0.2 else 1)" &&
+  pass "budget held through the outage: used $used <= 0.2 GPU-h" || fail "budget used '$used' (want 0 < used <= 0.2)"
+
+# ---- 7. helm uninstall --------------------------------------------------------------------------
 "$HELM" uninstall "$REL" -n "$NS" --wait --timeout 120s >/dev/null
 left=""
 for _ in $(seq 1 60); do

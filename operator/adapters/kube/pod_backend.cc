@@ -310,6 +310,7 @@ StatusOr<Json> PodBackend::BuildPod(const SegmentSpec& spec, double now) const {
   Json& container = pod_spec["containers"][0];
   Json& args = container["args"];
   if (!args.is_array()) args = Json::array();
+  for (const std::string& arg : spec.extra_args) args.push_back(arg);
   for (const auto& [param, value] : spec.params) args.push_back("--" + param + "=" + value);
 
   Json& env = container["env"];

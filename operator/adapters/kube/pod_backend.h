@@ -39,7 +39,8 @@ struct PodBackendOptions {
   std::string ns;            // the sweep's namespace
   SweepOwner owner;          // owner.name is also the sweep label's value
   // SweepSpec::trial_template verbatim: a PodTemplateSpec ({metadata?, spec}). Its first container
-  // runs the trainer: its command and image are kept, the parameters are appended to its args.
+  // runs the trainer: its command and image are kept; the segment's extra_args, then its
+  // parameters, are appended to its args.
   Json trial_template;
   int metrics_port = 9400;
   // BUDGETSWEEP_CHECKPOINT_DIR is <checkpoint_dir>/<trial>, shared by the segments of a trial.

@@ -290,6 +290,7 @@ Status LocalBackend::Start(const SegmentSpec& spec) {
   launch.trial = spec.trial;
   launch.segment = spec.segment;
   launch.argv = spec.command;
+  launch.argv.insert(launch.argv.end(), spec.extra_args.begin(), spec.extra_args.end());
   for (const auto& [name, value] : spec.params) launch.argv.push_back("--" + name + "=" + value);
   launch.env = TrainerEnvironment(spec, checkpoint_dir, port, options_.gpu_count > 0, gpus);
   launch.grace_seconds = spec.grace_seconds;

@@ -49,9 +49,9 @@ class LocalBackend final : public TrialBackend {
 
   // Creates the segment's directory, then spawns its supervisor and waits (up to a few seconds)
   // until it has claimed the segment, so that List shows it Running with its start time.
-  // The trainer gets `spec.command` plus `--name=value` per parameter, and the environment of
-  // the runner plus spec.env plus the BUDGETSWEEP_* contract (PARAMS, MILESTONES, UNTIL,
-  // MAX_RESOURCE, CHECKPOINT_DIR, METRICS_PORT, METRICS_HOST, SWEEP, TRIAL) and, with GPUs,
+  // The trainer gets `spec.command`, `spec.extra_args`, `--name=value` per parameter, and the
+  // environment of the runner plus spec.env plus the BUDGETSWEEP_* contract (PARAMS, MILESTONES,
+  // UNTIL, MAX_RESOURCE, CHECKPOINT_DIR, METRICS_PORT, METRICS_HOST, SWEEP, TRIAL) and, with GPUs,
   // CUDA_VISIBLE_DEVICES. Its stdout and stderr go to trainer.log in the segment directory.
   // No-op when the segment was started before. InvalidArgument for an unusable spec (unsafe
   // trial name, empty command, no deadline); ResourceExhausted when too few GPUs are free.

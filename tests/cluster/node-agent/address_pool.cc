@@ -2,7 +2,12 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
+
 namespace bsw::node_agent {
+namespace {
+constexpr uint32_t kEnd = 0x7fffffffu;  // 127.255.255.255, the broadcast address: never handed out
+}  // namespace
 
 StatusOr<uint32_t> ParseIpv4(const std::string& text) {
   in_addr parsed{};
@@ -30,24 +35,30 @@ StatusOr<AddressPool> AddressPool::Create(const std::string& base) {
 }
 
 StatusOr<std::string> AddressPool::Allocate() {
-  uint32_t candidate = base_;
-  for (uint32_t taken : taken_) {
-    if (taken < candidate) continue;
-    if (taken != candidate) break;
+  uint32_t candidate = next_;
+  // Each taken address is passed at most once, and the wrap to the base at most once.
+  for (size_t step = 0; step <= taken_.size() + 1; ++step) {
+    if (candidate >= kEnd) {
+      candidate = base_;
+      continue;
+    }
+    if (!taken_.contains(candidate)) {
+      taken_.insert(candidate);
+      next_ = candidate + 1;
+      return FormatIpv4(candidate);
+    }
     ++candidate;
   }
-  if (candidate >= 0x7fffffffu) {
-    return Status(StatusCode::kResourceExhausted,
-                  "no free loopback address above " + FormatIpv4(base_));
-  }
-  taken_.insert(candidate);
-  return FormatIpv4(candidate);
+  return Status(StatusCode::kResourceExhausted,
+                "no free loopback address above " + FormatIpv4(base_));
 }
 
 bool AddressPool::Reserve(const std::string& address) {
   StatusOr<uint32_t> parsed = ParseIpv4(address);
-  if (!parsed.ok() || *parsed < base_ || *parsed >= 0x7fffffffu) return false;
-  return taken_.insert(*parsed).second;
+  if (!parsed.ok() || *parsed < base_ || *parsed >= kEnd) return false;
+  if (!taken_.insert(*parsed).second) return false;
+  next_ = std::max(next_, *parsed + 1);
+  return true;
 }
 
 void AddressPool::Release(const std::string& address) {

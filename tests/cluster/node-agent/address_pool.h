@@ -10,23 +10,27 @@
 namespace bsw::node_agent {
 
 // Hands out IPv4 loopback addresses (all of 127.0.0.0/8 is loopback on Linux) from a base
-// upwards: always the lowest free one, so freed addresses are reused. Not thread-safe.
+// upwards: the next free one after the last handed out, wrapping to the base at the top of
+// 127.0.0.0/8, as host-local IPAM does. A freed address is not reused at once: on the one loopback
+// interface, the connections of the pod that had it linger in TIME_WAIT and can keep a new pod from
+// binding its port (on a node, they go with the old pod's network namespace). Not thread-safe.
 class AddressPool {
  public:
   // InvalidArgument unless `base` is a dotted-quad address in 127.0.0.0/8.
   [[nodiscard]] static StatusOr<AddressPool> Create(const std::string& base);
 
-  // The lowest free address; ResourceExhausted when 127.255.255.254 is taken.
+  // The next free address; ResourceExhausted when every address from the base up is taken.
   [[nodiscard]] StatusOr<std::string> Allocate();
-  // Marks `address` as taken (an address recorded before a restart). False when it was taken or
-  // is not an address of this pool.
+  // Marks `address` as taken (an address recorded before a restart); the next allocation comes
+  // after it. False when it was taken or is not an address of this pool.
   bool Reserve(const std::string& address);
   void Release(const std::string& address);
   size_t in_use() const { return taken_.size(); }
 
  private:
-  explicit AddressPool(uint32_t base) : base_(base) {}
+  explicit AddressPool(uint32_t base) : base_(base), next_(base) {}
   uint32_t base_;
+  uint32_t next_;  // where the search for a free address starts
   std::set<uint32_t> taken_;
 };
 

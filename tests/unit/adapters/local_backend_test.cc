@@ -78,7 +78,7 @@ class LocalBackendTest : public ::testing::Test {
     spec.sweep = "sweep";
     spec.trial = trial;
     spec.command = {BSW_CURVE_TRAINER_PATH, "--seconds-per-epoch=0.05"};
-    spec.command.insert(spec.command.end(), extra_args.begin(), extra_args.end());
+    spec.extra_args = std::move(extra_args);
     spec.max_resource = epochs;
     spec.until_resource = epochs;
     spec.milestones = {1, 3, 9};

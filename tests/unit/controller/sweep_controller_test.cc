@@ -81,6 +81,13 @@ class SweepControllerTest : public ::testing::Test {
     segments_.push_back(st);
   }
 
+  // The sweep gets a probe phase: the naive baseline, then workers 2.
+  void UseProbePhase() {
+    nlohmann::json j = testing::ValidSweepJson();
+    j["spec"]["throughput"] = {{"enabled", true}, {"candidates", {{"workers", {2}}}}};
+    spec_ = ParseSweep(j).value();
+  }
+
   std::string JournalText() const {
     std::ifstream in(dir_ + "/journal.jsonl");
     std::stringstream text;
@@ -225,9 +232,7 @@ TEST_F(SweepControllerTest, Interrupt_StopsEveryLiveSegmentAndDecidesNothing) {
 }
 
 TEST_F(SweepControllerTest, ProbePhase_ProbesRunTheCandidateAndEveryTrialGetsTheChoice) {
-  nlohmann::json j = testing::ValidSweepJson();
-  j["spec"]["throughput"] = {{"enabled", true}, {"candidates", {{"workers", {2}}}}};
-  spec_ = ParseSweep(j).value();
+  UseProbePhase();
   StatusOr<Journal> journal = Journal::Open(dir_);
   SweepController controller(spec_, &backend_, &metrics_, &*journal, &clock_);
   ASSERT_TRUE(controller.Recover().ok());
@@ -261,10 +266,11 @@ TEST_F(SweepControllerTest, ProbePhase_ProbesRunTheCandidateAndEveryTrialGetsThe
   EXPECT_EQ(started[0].trial, "fmnist-cnn-p0000");
   EXPECT_TRUE(started[0].params.empty());
   EXPECT_THAT(started[0].command,
-              ::testing::ElementsAre("budgetsweep-trainer", "--dataset=fashion-mnist",
-                                     "--probe-steps=30", "--linger-seconds=30"));
+              ::testing::ElementsAre("budgetsweep-trainer", "--dataset=fashion-mnist"));
+  EXPECT_THAT(started[0].extra_args,
+              ::testing::ElementsAre("--probe-steps=30", "--linger-seconds=30"));
   EXPECT_LE(started[0].grace_seconds, kProbeGraceSeconds);
-  EXPECT_THAT(started[1].command, ::testing::Contains("--workers=2"));
+  EXPECT_THAT(started[1].extra_args, ::testing::Contains("--workers=2"));
 
   ASSERT_TRUE(controller.Pass().ok());  // decides
   EXPECT_EQ(controller.model().phase(), SweepPhase::kRunning);
@@ -272,9 +278,9 @@ TEST_F(SweepControllerTest, ProbePhase_ProbesRunTheCandidateAndEveryTrialGetsThe
   ASSERT_TRUE(controller.Pass().ok());  // the first trials
   ASSERT_EQ(started.size(), 2u + static_cast<size_t>(spec_.parallelism));
   for (size_t i = 2; i < started.size(); ++i) {
-    EXPECT_THAT(
-        started[i].command,
-        ::testing::ElementsAre("budgetsweep-trainer", "--dataset=fashion-mnist", "--workers=2"));
+    EXPECT_THAT(started[i].command,
+                ::testing::ElementsAre("budgetsweep-trainer", "--dataset=fashion-mnist"));
+    EXPECT_THAT(started[i].extra_args, ::testing::ElementsAre("--workers=2"));
     EXPECT_EQ(started[i].params.size(), spec_.search_space.size());
   }
 
@@ -290,6 +296,46 @@ TEST_F(SweepControllerTest, ProbePhase_ProbesRunTheCandidateAndEveryTrialGetsThe
     EXPECT_NE(e.type, Event::Type::kProbeLaunched);
     EXPECT_NE(e.type, Event::Type::kThroughputDecided);
   }
+}
+
+TEST_F(SweepControllerTest, ProbePhase_AnEndedProbeIsReleasedAndItsChargeOutlivesIt) {
+  UseProbePhase();
+  StatusOr<Journal> journal = Journal::Open(dir_);
+  SweepController controller(spec_, &backend_, &metrics_, &*journal, &clock_);
+  ASSERT_TRUE(controller.Recover().ok());
+  ASSERT_TRUE(controller.Pass().ok());  // the baseline probe runs
+  ASSERT_EQ(segments_.size(), 1u);
+  const std::string name = segments_.front().trial;
+  probe_figures_[name] = ProbeFigures{1000, 0.4, std::nullopt};
+  clock_.now += 5;
+  ON_CALL(backend_, Stop(name, 0)).WillByDefault(Invoke([&](const std::string&, int) {
+    segments_.front().state = SegmentState::kFailed;
+    segments_.front().reason = "Stopped";
+    segments_.front().finished_unix_seconds = clock_.now;
+    segments_.front().charge_held = true;
+    return OkStatus();
+  }));
+  ASSERT_TRUE(controller.Pass().ok());  // measured, so stopped
+  // Its end is journaled in the same pass that releases it, never before.
+  EXPECT_CALL(backend_, ReleaseCharge(name, 0)).WillOnce(Invoke([&](const std::string&, int) {
+    EXPECT_NE(JournalText().find("\"event\":\"ProbeEnded\""), std::string::npos)
+        << "released before the probe's end was journaled";
+    return OkStatus();
+  }));
+  ASSERT_TRUE(controller.Pass().ok());
+  const double charged = 5 * ChargedDevices(spec_.trial_gpus);
+  EXPECT_DOUBLE_EQ(controller.ledger().used(), charged);
+
+  // Released, the probe's pod is gone; its charge stays, also for a controller started again.
+  segments_.erase(segments_.begin());
+  clock_.now += 1;
+  ASSERT_TRUE(controller.Pass().ok());
+  EXPECT_GE(controller.ledger().used(), charged);
+  StatusOr<Journal> reopened = Journal::Open(dir_);
+  SweepController restarted(spec_, &backend_, &metrics_, &*reopened, &clock_);
+  ASSERT_TRUE(restarted.Recover().ok());
+  ASSERT_TRUE(restarted.Refresh().ok());
+  EXPECT_GE(restarted.ledger().used(), charged);
 }
 
 TEST_F(SweepControllerTest, BackendErrors_ArePassedUpAndNothingIsDecided) {

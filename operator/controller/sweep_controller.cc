@@ -91,6 +91,15 @@ StatusOr<Plan> SweepController::Pass() {
     bool running = index && model_.trial(*index).phase == TrialPhase::kRunning;
     it = running ? std::next(it) : live_.erase(it);
   }
+  // A stop is remembered until the trial's segment has ended: memory stays with the live trials.
+  std::erase_if(stops_issued_, [this](const std::pair<std::string, int>& stop) {
+    std::optional<int64_t> index = model_.FindTrial(stop.first);
+    if (!index) return false;  // a probe run: a handful per sweep
+    for (const SegmentRecord& seg : model_.trial(*index).segments) {
+      if (seg.number == stop.second) return seg.ended;
+    }
+    return false;
+  });
   conditions_ = MergeConditions(conditions_, plan.conditions, now, model_.spec().generation);
   return plan;
 }

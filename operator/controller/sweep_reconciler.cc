@@ -255,7 +255,8 @@ StatusOr<SweepReconciler::Runtime*> SweepReconciler::RuntimeFor(const Json& swee
   StatusOr<std::unique_ptr<kube::PodBackend>> backend = kube::PodBackend::Create(pod_options);
   if (!backend.ok()) return backend.status();
   rt->backend = std::move(backend).value();
-  rt->log = std::make_unique<kube::TrialLog>(client_, spec.namespace_name, owner);
+  rt->log = std::make_unique<kube::TrialLog>(client_, spec.namespace_name, owner,
+                                             2 * static_cast<size_t>(spec.parallelism));
   rt->metrics = prom::MetricSourceFor(spec, clock_);
   PlannerOptions planner;
   planner.deadlines_only_shrink = true;

@@ -84,7 +84,8 @@ class TrialLogCluster : public ::testing::Test {
 
 TEST_F(TrialLogCluster, EventsComeBackInTheOrderTheyWereAppendedAcrossTrialsAndTheSweep) {
   SweepOwner owner = CreateSweep("order");
-  TrialLog log(*client_, ns_, owner);
+  // One cached trial: appends that alternate between trials read the evicted object first.
+  TrialLog log(*client_, ns_, owner, /*cached_trials=*/1);
   ASSERT_TRUE(log.ReadAll().ok());
   Event launched = Event::Of(Event::Type::kSegmentLaunched, 103, 0, 0);
   launched.until = 9;
@@ -102,7 +103,7 @@ TEST_F(TrialLogCluster, EventsComeBackInTheOrderTheyWereAppendedAcrossTrialsAndT
   ASSERT_TRUE(log.Append({Created(0, 0.01), Created(1, 0.002), launched}).ok());
   ASSERT_TRUE(log.Append({value, ended, finished}).ok());
 
-  TrialLog fresh(*client_, ns_, owner);  // a restarted operator
+  TrialLog fresh(*client_, ns_, owner, 8);  // a restarted operator
   StatusOr<std::vector<Event>> events = fresh.ReadAll();
   ASSERT_TRUE(events.ok()) << events.status().message();
   ASSERT_EQ(events->size(), 6u);
@@ -131,7 +132,7 @@ TEST_F(TrialLogCluster, EventsComeBackInTheOrderTheyWereAppendedAcrossTrialsAndT
   Event stopped = Event::Of(Event::Type::kTrialStopped, 107, 1);
   stopped.reason = "RungCutoff";
   ASSERT_TRUE(fresh.Append({stopped}).ok());
-  TrialLog third(*client_, ns_, owner);
+  TrialLog third(*client_, ns_, owner, 8);
   StatusOr<std::vector<Event>> again = third.ReadAll();
   ASSERT_TRUE(again.ok());
   ASSERT_EQ(again->size(), 7u);
@@ -140,10 +141,10 @@ TEST_F(TrialLogCluster, EventsComeBackInTheOrderTheyWereAppendedAcrossTrialsAndT
 
 TEST_F(TrialLogCluster, AStaleWriterAddsItsEventsWithoutLosingTheOthers) {
   SweepOwner owner = CreateSweep("stale");
-  TrialLog first(*client_, ns_, owner);
+  TrialLog first(*client_, ns_, owner, 8);
   ASSERT_TRUE(first.ReadAll().ok());
   ASSERT_TRUE(first.Append({Created(0, 0.01)}).ok());
-  TrialLog second(*client_, ns_, owner);  // a new leader that read the log now
+  TrialLog second(*client_, ns_, owner, 8);  // a new leader that read the log now
   ASSERT_TRUE(second.ReadAll().ok());
   Event a = Event::Of(Event::Type::kTrialStopped, 110, 0);
   a.reason = "First";
@@ -160,14 +161,14 @@ TEST_F(TrialLogCluster, AStaleWriterAddsItsEventsWithoutLosingTheOthers) {
 
 TEST_F(TrialLogCluster, ObjectsOfAnEarlierSweepOfTheSameNameAreRemovedNotReplayed) {
   SweepOwner old_owner = CreateSweep("reborn");
-  TrialLog old_log(*client_, ns_, old_owner);
+  TrialLog old_log(*client_, ns_, old_owner, 8);
   ASSERT_TRUE(old_log.ReadAll().ok());
   ASSERT_TRUE(old_log.Append({Created(0, 0.05)}).ok());
   // The sweep is deleted and created again; without a garbage collector its trial stays behind.
   ASSERT_TRUE(client_->Delete(kBudgetSweeps, ns_, "reborn").ok());
   SweepOwner owner = CreateSweep("reborn");
   ASSERT_NE(owner.uid, old_owner.uid);
-  TrialLog log(*client_, ns_, owner);
+  TrialLog log(*client_, ns_, owner, 8);
   StatusOr<std::vector<Event>> events = log.ReadAll();
   ASSERT_TRUE(events.ok()) << events.status().message();
   EXPECT_TRUE(events->empty());

@@ -11,7 +11,7 @@ namespace bsw::kube {
 namespace {
 
 // Enough to aggregate repeats from one reconcile loop without growing without bound.
-constexpr size_t kMaxRecorded = 4096;
+constexpr size_t kMaxRecorded = 1024;
 
 std::string Field(const Json& object, const char* key) {
   auto value = object.find(key);

@@ -51,8 +51,11 @@ Json Merged(const Json& records, const std::vector<Json>& more) {
 
 }  // namespace
 
-TrialLog::TrialLog(Client& client, std::string ns, SweepOwner owner)
-    : client_(client), ns_(std::move(ns)), owner_(std::move(owner)) {}
+TrialLog::TrialLog(Client& client, std::string ns, SweepOwner owner, size_t cached_trials)
+    : client_(client),
+      ns_(std::move(ns)),
+      owner_(std::move(owner)),
+      cached_trials_(std::max<size_t>(1, cached_trials)) {}
 
 std::string TrialLog::Describe() const { return "budgetsweeptrials of " + ns_ + "/" + owner_.name; }
 
@@ -149,9 +152,12 @@ StatusOr<Json> TrialLog::Current(int64_t trial) {
 
 void TrialLog::Cache(int64_t trial, Json object) {
   existing_.insert(trial);
+  // The server's field-manager bookkeeping is most of a small object, and a PUT without it keeps
+  // it as it is.
+  if (object.contains("metadata")) object["metadata"].erase("managedFields");
   cache_[trial] = std::move(object);
   // The oldest trials are the likeliest to be done.
-  while (cache_.size() > kCachedTrials) cache_.erase(cache_.begin());
+  while (cache_.size() > cached_trials_) cache_.erase(cache_.begin());
 }
 
 Status TrialLog::WriteTrial(int64_t trial, const std::vector<Json>& records, const Config* params) {

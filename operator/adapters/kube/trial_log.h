@@ -27,22 +27,23 @@ namespace bsw::kube {
 // Not thread-safe; one per sweep, used by its controller only.
 class TrialLog final : public EventLog {
  public:
-  // `owner` is the sweep (name, uid). REQUIRES: client outlives the log.
-  TrialLog(Client& client, std::string ns, SweepOwner owner);
+  // `owner` is the sweep (name, uid). Up to `cached_trials` trial objects are kept in memory to
+  // write without a read first: writes go to the running trials, a few at a time, so twice the
+  // sweep's parallelism covers them and those that just ended; a trial written again after
+  // eviction is read first. REQUIRES: client outlives the log; cached_trials >= 1.
+  TrialLog(Client& client, std::string ns, SweepOwner owner, size_t cached_trials);
 
   StatusOr<std::vector<Event>> ReadAll() override;
   Status Append(const std::vector<Event>& events) override;
   std::string Describe() const override;
 
  private:
-  // How many trial objects are kept in memory to write without a read first. Writes go to the
-  // running trials, a few at a time; a trial written again after eviction is read first.
-  static constexpr size_t kCachedTrials = 64;
-
   Status WriteTrial(int64_t trial, const std::vector<Json>& records, const Config* params);
   // The trial's object as last written or read: cached, read from the server, or null when it
   // does not exist yet.
   StatusOr<Json> Current(int64_t trial);
+  // Keeps what a later write needs (metadata without managedFields, spec, status), evicting the
+  // oldest trial beyond cached_trials_.
   void Cache(int64_t trial, Json object);
   Status WriteSweep(const std::vector<Json>& records);
   Json NewObject(int64_t trial, const Config& params) const;
@@ -50,9 +51,10 @@ class TrialLog final : public EventLog {
   Client& client_;
   const std::string ns_;
   const SweepOwner owner_;
+  const size_t cached_trials_;
   int64_t next_seq_ = 0;
   std::set<int64_t> existing_;     // trials whose object exists
-  std::map<int64_t, Json> cache_;  // at most kCachedTrials of them
+  std::map<int64_t, Json> cache_;  // at most cached_trials_ of them
   Json sweep_events_ = Json::array();
 };
 

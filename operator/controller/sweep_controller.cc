@@ -93,12 +93,7 @@ StatusOr<Plan> SweepController::Pass() {
   }
   // A stop is remembered until the trial's segment has ended: memory stays with the live trials.
   std::erase_if(stops_issued_, [this](const std::pair<std::string, int>& stop) {
-    std::optional<int64_t> index = model_.FindTrial(stop.first);
-    if (!index) return false;  // a probe run: a handful per sweep
-    for (const SegmentRecord& seg : model_.trial(*index).segments) {
-      if (seg.number == stop.second) return seg.ended;
-    }
-    return false;
+    return EndRecorded(stop.first, stop.second);
   });
   conditions_ = MergeConditions(conditions_, plan.conditions, now, model_.spec().generation);
   return plan;
@@ -138,20 +133,22 @@ StatusOr<std::vector<SegmentStatus>> SweepController::ChargedSegments() {
   return segments;
 }
 
+bool SweepController::EndRecorded(const std::string& name, int segment) const {
+  if (std::optional<int64_t> index = model_.FindTrial(name)) {
+    for (const SegmentRecord& seg : model_.trial(*index).segments) {
+      if (seg.number == segment) return seg.ended;
+    }
+    return false;
+  }
+  for (const ProbeRun& p : model_.probes()) {
+    if (p.name == name) return segment == 0 && p.ended;
+  }
+  return false;
+}
+
 Status SweepController::ReleaseRecorded(const std::vector<SegmentStatus>& segments) {
   for (const SegmentStatus& s : segments) {
-    if (!s.charge_held) continue;
-    bool recorded = false;
-    if (std::optional<int64_t> index = model_.FindTrial(s.trial)) {
-      for (const SegmentRecord& seg : model_.trial(*index).segments) {
-        recorded = recorded || (seg.number == s.segment && seg.ended);
-      }
-    } else {
-      for (const ProbeRun& p : model_.probes()) {
-        recorded = recorded || (p.name == s.trial && s.segment == 0 && p.ended);
-      }
-    }
-    if (!recorded) continue;
+    if (!s.charge_held || !EndRecorded(s.trial, s.segment)) continue;
     if (Status st = backend_->ReleaseCharge(s.trial, s.segment); !st.ok()) return st;
   }
   return OkStatus();

@@ -61,6 +61,8 @@ class SweepController {
   // What the backend lists plus the recorded charge of ended segments (trials' and probe runs')
   // it no longer lists.
   StatusOr<std::vector<SegmentStatus>> ChargedSegments();
+  // Whether the end (and charge) of the trial's or probe run's segment is recorded.
+  bool EndRecorded(const std::string& name, int segment) const;
   // Releases the segments (trials' and probe runs') the backend still holds whose end and charge
   // are recorded.
   bsw::Status ReleaseRecorded(const std::vector<SegmentStatus>& segments);

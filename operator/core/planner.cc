@@ -68,11 +68,13 @@ class Planner {
     double next =
         options_.deadlines_only_shrink ? until : std::min(until, model_.rungs().NextAfter(from));
     std::optional<double> cost = CostOf(next - from, model_.cost_model().SecondsPerUnit());
-    // Without any measurement, a new segment gets an equal share of what is still unreserved.
-    double requested = cost.value_or(ledger_.remaining() / std::max(1, free_slots));
-    if (requested < devices_ * options_.min_reservation_seconds) {
-      requested = devices_ * options_.min_reservation_seconds;
-    }
+    // Without any measurement, a new segment gets an equal share of what is still unreserved,
+    // but no less than the grace period plus the minimum: the supervisor sends SIGTERM a grace
+    // period before the deadline, so a smaller share would stop the trial as it starts, charge it
+    // next to nothing, and leave the budget to a stream of trials that never measure anything.
+    double requested = cost.value_or(
+        std::max(ledger_.remaining() / std::max(1, free_slots),
+                 devices_ * (spec_.grace_seconds + options_.min_reservation_seconds)));
     if (std::optional<Denial> denial = ledger_.Admit(requested)) {
       plan_.denials.push_back(*denial);
       return false;

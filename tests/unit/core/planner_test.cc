@@ -267,6 +267,21 @@ INSTANTIATE_TEST_SUITE_P(
                     EXPECT_EQ(h.model().trial(0).reason, "DeadlineExceeded");
                     EXPECT_EQ(FindCondition(plan, "Progressing")->reason, "BudgetExhausted");
                   }},
+        Situation{"UnmeasuredShareBelowTheGracePeriodIsRaisedOrDeniedNotStartedToBeKilled",
+                  [](json& j) {
+                    j["spec"]["budget"]["gpuHours"] = 0.01;  // 36 GPU-seconds, 18 per slot
+                    j["spec"]["trial"]["template"]["spec"]["terminationGracePeriodSeconds"] = 30;
+                  },
+                  [](PlannerHarness& h) {
+                    // The supervisor sends SIGTERM 30 s before the deadline: an 18 s share would
+                    // stop each trial as it starts. The first trial gets 30 + 5 s; the second
+                    // does not fit in what is left.
+                    Plan plan = h.Pass();
+                    ASSERT_EQ(CountActions(plan, Action::Kind::kStart), 1);
+                    EXPECT_DOUBLE_EQ(plan.actions.front().deadline, h.now() + 35);
+                    ASSERT_EQ(plan.denials.size(), 1u);
+                    EXPECT_DOUBLE_EQ(plan.denials.front().requested_device_seconds, 35);
+                  }},
         Situation{"SpecChangedToALowerBudgetExhaustsTheReplayedSweep", NoEdit,
                   [](PlannerHarness& h) {
                     h.PassAndCarry();

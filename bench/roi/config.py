@@ -13,9 +13,8 @@ SIZES = {
         "eval_limit": 2000,  # validation (from the end of the training split) and test cap
         "epochs": 9,  # the full resource; ASHA rungs at 1, 3, 9 epochs
         "reduction_factor": 3,
-        "asha_trials": 12,  # configurations each ASHA-like contender samples: half the grid
-        "random_trials": 4,  # configurations random search runs to the full resource
         "seeds": [1, 2, 3],
+        "budget_fraction": 0.25,  # the target's share: each contender's budget
         "grid": {  # 24 points, inside SPACE
             "lr": [2.5e-4, 1.7e-3, 1.2e-2],
             "weight-decay": [5.6e-4, 1.8e-2],
@@ -28,9 +27,9 @@ SIZES = {
         "eval_limit": 500,
         "epochs": 3,
         "reduction_factor": 3,
-        "asha_trials": 4,
-        "random_trials": 2,
         "seeds": [1, 2],
+        # The tiny grid costs seconds, less than a trial's grace period at 25%: a pipeline check.
+        "budget_fraction": 4.0,
         "grid": {
             "lr": [1.0e-3, 1.0e-2],
             "weight-decay": [1.0e-2],
@@ -51,6 +50,10 @@ SPACE = {
 PARALLELISM = 2  # concurrent trials, for every contender
 POLL_SECONDS = 0.25  # budgetsweep run's default reconcile interval; the peers poll as often
 TARGET_POINTS = 0.5  # "within 0.5 percentage points of the grid's best test accuracy"
+# "with at most 25% of the grid's device-hours". Every contender but the grid gets the size's
+# budget_fraction of the grid's measured device-hours as a hard budget, and samples
+# configurations until it is spent.
+TARGET_FRACTION = 0.25
 
 
 def size_name():

@@ -5,7 +5,8 @@
 Optuna's default sampler (TPE, seeded) suggests each configuration from config.SPACE; every epoch's
 validation accuracy, read from the trainer's metrics endpoint, is reported, and a pruned trial's
 trainer is stopped with SIGTERM. As in budgetsweep's ASHA, the full resource is not a rung: a
-trial that reached it completes. Segment records go to DIR/segments/.
+trial that reached it completes. The study samples until the device-hour budget is spent (see
+trainer_process.DeviceBudget). Segment records go to DIR/segments/.
 """
 
 
@@ -27,10 +28,13 @@ def suggest(trial):
 
 
 def main():
-    args, trainer, segments = peer_setup()
+    args, trainer, budget = peer_setup()
 
     def objective(trial):
-        run = TrainerProcess(trainer, suggest(trial), segments, f"t{trial.number:04d}")
+        if budget.exhausted():
+            trial.study.stop()
+            raise optuna.TrialPruned()
+        run = TrainerProcess(trainer, suggest(trial), budget, f"t{trial.number:04d}")
         try:
             for epoch, accuracy in run.epochs():
                 trial.report(accuracy, epoch)
@@ -51,8 +55,7 @@ def main():
         sampler=optuna.samplers.TPESampler(seed=args.seed),
         pruner=optuna.pruners.SuccessiveHalvingPruner(
             min_resource=1, reduction_factor=config.size()["reduction_factor"]))
-    study.optimize(objective, n_trials=config.size()["asha_trials"],
-                   n_jobs=config.PARALLELISM, catch=(RuntimeError,))
+    study.optimize(objective, n_jobs=config.PARALLELISM, catch=(RuntimeError,))
 
 
 if __name__ == "__main__":

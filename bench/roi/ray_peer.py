@@ -8,8 +8,9 @@ the trainer's metrics endpoint; the last epoch is reported once the trainer has 
 Ray ends a trial as soon as it reports max_t, and the trainer evaluates the test split after it.
 When ASHA stops a trial, Ray ends its actor and the trainer gets SIGTERM through its parent-death
 signal; Ray's own SIGKILL of a dead worker's children is switched off so that the trainer can
-exit as it does under budgetsweep (and print its summary line). Segment records go to
-DIR/segments/.
+exit as it does under budgetsweep (and print its summary line). Tune samples until the device-hour
+budget is spent (trainer_process.DeviceBudget; a Stopper ends the experiment then). Segment records
+go to DIR/segments/.
 """
 
 import os
@@ -18,6 +19,7 @@ import ray
 from ray import tune
 from ray.tune.schedulers import ASHAScheduler
 from ray.tune.search.basic_variant import BasicVariantGenerator
+from ray.tune.stopper import Stopper
 
 import config
 from trainer_process import TrainerProcess, peer_setup
@@ -35,12 +37,27 @@ def param_space():
     return space
 
 
+class BudgetStopper(Stopper):
+    """Ends the experiment once the device-hour budget is spent."""
+
+    def __init__(self, budget):
+        self.budget = budget
+
+    def __call__(self, trial_id, result):
+        return False
+
+    def stop_all(self):
+        return self.budget.exhausted()
+
+
 def main():
-    args, trainer, segments = peer_setup()
+    args, trainer, budget = peer_setup()
     s = config.size()
 
     def trainable(params):
-        run = TrainerProcess(trainer, params, segments, tune.get_context().get_trial_id())
+        if budget.exhausted():
+            return
+        run = TrainerProcess(trainer, params, budget, tune.get_context().get_trial_id())
         try:
             for epoch, accuracy in run.epochs():
                 if epoch == s["epochs"]:
@@ -58,14 +75,14 @@ def main():
         tune_config=tune.TuneConfig(
             metric="validation_accuracy",
             mode="max",
-            num_samples=s["asha_trials"],
+            num_samples=-1,
             search_alg=BasicVariantGenerator(random_state=args.seed,
                                              max_concurrent=config.PARALLELISM),
             scheduler=ASHAScheduler(time_attr="epoch", max_t=s["epochs"], grace_period=1,
                                     reduction_factor=s["reduction_factor"]),
         ),
         run_config=tune.RunConfig(storage_path=os.path.abspath(os.path.join(args.out, "ray")),
-                                  name="roi", verbose=0),
+                                  name="roi", verbose=0, stop=BudgetStopper(budget)),
     )
     tuner.fit()
     ray.shutdown()

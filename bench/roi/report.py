@@ -63,6 +63,11 @@ def load_segments(run_dir):
     return sorted(segments.values(), key=lambda s: s["start"])
 
 
+def device_seconds(run_dir):
+    """The device-seconds of every trainer process of a run."""
+    return sum(s["end"] - s["start"] for s in load_segments(run_dir))
+
+
 def device_seconds_until(segments, t):
     return sum(max(0.0, min(s["end"], t) - s["start"]) for s in segments)
 
@@ -183,8 +188,8 @@ def plot(results, target, grid_hours, path):
                 label=f"{label} (n={len(runs)})")
     ax.axhline(target * 100, color="grey", linestyle="--", linewidth=1,
                label=f"target: grid's answer - {config.TARGET_POINTS} pp")
-    ax.axvline(grid_hours * 0.25, color="grey", linestyle=":", linewidth=1,
-               label="25% of the grid's device-hours")
+    ax.axvline(grid_hours * config.TARGET_FRACTION, color="grey", linestyle=":", linewidth=1,
+               label=f"{config.TARGET_FRACTION:.0%} of the grid's device-hours")
     ax.set_xscale("log")
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
     ax.xaxis.set_minor_formatter(matplotlib.ticker.FuncFormatter(
@@ -257,6 +262,9 @@ def main():
             "device_hours_total": spread([r["device_seconds"] / 3600 for r in runs]),
             "wall_seconds": spread([r["wall_seconds"] for r in runs]),
             "trainer_processes": spread([r["trainer_processes"] for r in runs]),
+            "configurations": spread([r["configurations"] for r in runs]),
+            "full_resource_configurations": spread(
+                [r["full_resource_configurations"] for r in runs]),
             "idle_slot_seconds": spread([r["idle_slot_seconds"] for r in runs]),
             "startup_seconds": spread([r["startup_seconds"] for r in runs
                                        if r["startup_seconds"] is not None]),
@@ -272,7 +280,7 @@ def main():
     asha_targets = {}
     for key in ("asha-stop", "asha-pause"):
         f = contenders[key]["summary"]["fraction_of_grid_device_hours"]
-        asha_targets[key] = f is not None and f <= 0.25
+        asha_targets[key] = f is not None and f <= config.TARGET_FRACTION
     overhead_targets = {}
     for field in ("idle_slot_seconds", "tool_cpu_seconds"):
         peers = [med(k, field) for k in ("optuna", "ray")]
@@ -291,7 +299,8 @@ def main():
             "validation_size": 5000, "epochs": epochs, "rungs": config.rungs(),
             "reduction_factor": s["reduction_factor"],
             "search_space": config.SPACE, "grid": s["grid"],
-            "asha_trials": s["asha_trials"], "random_trials": s["random_trials"],
+            "budget_fraction_of_grid": s["budget_fraction"],
+            "budget_device_hours": s["budget_fraction"] * grid_hours,
             "parallelism": config.PARALLELISM, "poll_seconds": config.POLL_SECONDS,
         },
         "machine": machine(),
@@ -363,6 +372,13 @@ def reading(r):
             f"{statistics.median(one) - per_epoch:.1f} s fixed per process (start, loading the "
             "data, the test evaluation at the end), which weighs on one-epoch ASHA trials and on "
             "pause mode's extra processes.")
+    budget = t["budget_device_hours"]
+    spent = {key: max(run["device_seconds"] / 3600 for run in cs[key]["runs"])
+             for key in ("random", "asha-stop", "asha-pause", "optuna", "ray") if cs[key]["runs"]}
+    if spent:
+        out.append(f"- Budget {budget:.4f} device-hours; the most any seed spent: "
+                   + ", ".join(f"{cs[k]['label']} {h:.4f} ({h / budget * 100:.1f}%)"
+                               for k, h in spent.items()) + ".")
     walls = sum(run["wall_seconds"] for c in cs.values() for run in c["runs"])
     out.append(f"- The contenders' runs took {walls / 60:.0f} minutes of wall time in all.")
     return out
@@ -379,7 +395,8 @@ def markdown(r, notes, png):
         return "; ".join(f"{k} {'met' if v else 'not met'}" for k, v in by_contender.items())
 
     columns = ["contender", "seeds", "reached target", "device-hours to target", "% of grid",
-               "final best test acc (%)", "device-hours total", "trainer processes", "wall s",
+               "final best test acc (%)", "device-hours total", "configurations",
+               "at full resource", "trainer processes", "wall s",
                "idle slot-s", "startup s", "tool CPU s"]
     lines = [
         "# ROI benchmark: device-hours to the grid's answer",
@@ -394,8 +411,10 @@ def markdown(r, notes, png):
                     for k, v in t["search_space"].items())
         + ". The grid: " + " × ".join(f"`{k}` {v}" for k, v in t["grid"].items())
         + f" = {g['configurations']} configurations, each to {t['epochs']} epochs. "
-        f"Random search runs {t['random_trials']} configurations to the full resource; each "
-        f"ASHA-like contender samples {t['asha_trials']}.",
+        f"Every other contender gets {t['budget_fraction_of_grid'] * 100:.0f}% of the grid's "
+        f"device-hours ({t['budget_device_hours']:.4f}) as a hard budget and samples "
+        "configurations until it is spent: budgetsweep through the sweep's `budget.gpuHours`, "
+        "the peers through the same cap on their trainers' device time.",
         "",
         f"Grid's answer (best validation accuracy at {t['epochs']} epochs): test accuracy "
         f"**{g['test_accuracy'] * 100:.2f}%** ({params}) "
@@ -415,7 +434,7 @@ def markdown(r, notes, png):
     for key, c in r["contenders"].items():
         sm = c["summary"]
         if not c["runs"]:
-            lines.append(f"| {c['label']} | 0 | not run | | | | | | | | | |")
+            lines.append(f"| {c['label']} | 0 | not run |" + " |" * (len(columns) - 3))
             continue
         frac = sm["fraction_of_grid_device_hours"]
         median_all = sm["device_hours_to_target_median_all_seeds"]
@@ -434,6 +453,8 @@ def markdown(r, notes, png):
             f"{'n/a' if frac is None else f'{frac * 100:.0f}%'} | "
             f"{fmt_spread(sm['final_best_test_accuracy'], 2, 100)} | "
             f"{fmt_spread(sm['device_hours_total'], 4)} | "
+            f"{fmt_spread(sm['configurations'], 0)} | "
+            f"{fmt_spread(sm['full_resource_configurations'], 0)} | "
             f"{fmt_spread(sm['trainer_processes'], 0)} | "
             f"{fmt_spread(sm['wall_seconds'], 0)} | {fmt_spread(sm['idle_slot_seconds'], 0)} | "
             f"{fmt_spread(sm['startup_seconds'], 1)} | {fmt_spread(sm['tool_cpu_seconds'], 1)} |")
@@ -466,6 +487,13 @@ def markdown(r, notes, png):
         "contender held (its command's whole run) but did not spend inside a trainer: start-up, "
         "decision and launch latency, shut-down, and slots left idle when there was nothing to "
         "run (the tail of a sweep, pause-mode ASHA waiting for a promotable trial).",
+        "- **configurations / at full resource**: distinct configurations a contender started, "
+        "and how many of them a trainer process took to the full resource.",
+        "- **the budget**: each contender but the grid may spend "
+        f"{t['budget_fraction_of_grid'] * 100:.0f}% of the grid's device-hours. budgetsweep "
+        "enforces it as its product does (admission against used + reserved, and each trial's "
+        "deadline); the peers' drivers stop their running trainers and start no new trial once "
+        "their trainers' device time reaches it.",
         "- **startup s**: from the contender's command start to its first trainer start.",
         "- **tool CPU s**: CPU time (user + system) of every process the contender's command "
         "started (a cgroup-v1 cpuacct group per run, so daemons and processes reaped outside "

@@ -2,7 +2,7 @@
 # Reproduces bench/results/roi.{md,json,png}: budgetsweep grid, random, ASHA stop and ASHA pause
 # against Optuna (SuccessiveHalvingPruner) and Ray Tune (ASHAScheduler), all driving
 # budgetsweep-trainer on Fashion-MNIST, two trials at a time (bench/roi/README.md).
-#   bench/roi/run.sh                   the published run (49 minutes on 2 heavily shared cores)
+#   bench/roi/run.sh                   the published run (14 minutes on 2 idle cores)
 #   ROI_SIZE=tiny bench/roi/run.sh     a few-minute try of the whole pipeline, results in ROI_WORK
 # Environment: BUILD_DIR (default build), ROI_VENV (default ~/.cache/budgetsweep/venv-roi),
 # ROI_WORK (raw runs, default /tmp/bsw-roi-SIZE), ROI_OUT (default bench/results/roi for the full
@@ -41,18 +41,18 @@ trainer=$(realpath "$build_dir/trainer-image/budgetsweep-trainer")
 export PYTHONPATH="$PWD/bench/roi${PYTHONPATH:+:$PYTHONPATH}"
 py() { "$venv/bin/python" "$@"; }
 
-# run_contender NAME SEED: one measured run into $work/NAME/sSEED.
+# run_contender NAME SEED: one measured run into $work/NAME/sSEED, under the device-hour $budget.
 run_contender() {
   local name=$1 seed=$2
   local dir="$work/$name/s$seed"
   rm -rf "$dir"
   mkdir -p "$dir"
-  local cmd
+  local cmd peer=(--trainer "$trainer" --seed "$seed" --out "$dir" --budget-hours "$budget")
   case $name in
-    optuna) cmd=("$venv/bin/python" bench/roi/optuna_peer.py --trainer "$trainer" --seed "$seed" --out "$dir") ;;
-    ray) cmd=("$venv/bin/python" bench/roi/ray_peer.py --trainer "$trainer" --seed "$seed" --out "$dir") ;;
+    optuna) cmd=("$venv/bin/python" bench/roi/optuna_peer.py "${peer[@]}") ;;
+    ray) cmd=("$venv/bin/python" bench/roi/ray_peer.py "${peer[@]}") ;;
     *)
-      py bench/roi/sweep.py "$name" "$seed" "$trainer" > "$dir/sweep.json"
+      py bench/roi/sweep.py "$name" "$seed" "$trainer" "$budget" > "$dir/sweep.json"
       cmd=("$bsw" run "$dir/sweep.json" --state-dir "$dir/state" -o json)
       ;;
   esac
@@ -78,7 +78,17 @@ wants() { [[ " $only " == *" $1 "* ]]; }
 start=$(date +%s)
 # The grid first: it is the reference. Then seed by seed, every contender in turn, so that the
 # shared machine's load drifts over all contenders alike.
+budget=100 # the grid runs to its end
 wants grid && run_contender grid 0
+if [[ ! -f $work/grid/s0/run.json ]]; then
+  echo "run.sh: no grid run in $work/grid/s0: the other contenders' budget is a share of it" >&2
+  exit 1
+fi
+# Every other contender gets the size's budget_fraction of the grid's device-hours (a grid run kept
+# from an earlier invocation, when ROI_ONLY leaves the grid out).
+budget=$(py -c 'import sys, config, report
+print(config.size()["budget_fraction"] * report.device_seconds(sys.argv[1]) / 3600)' "$work/grid/s0")
+echo "budget for each contender: $budget device-hours"
 mapfile -t seeds < <(py -c 'import config; print(*config.size()["seeds"], sep="\n")')
 for seed in "${seeds[@]}"; do
   for name in random asha-stop asha-pause optuna ray; do

@@ -1,9 +1,10 @@
 """Writes the BudgetSweep file of one budgetsweep contender (JSON, which `budgetsweep run` reads).
 
-    python3 sweep.py {grid|random|asha-stop|asha-pause} SEED TRAINER > sweep.json
+    python3 sweep.py {grid|random|asha-stop|asha-pause} SEED TRAINER BUDGET_HOURS > sweep.json
 
-The budget is set far above what any contender spends, so it never decides anything here:
-the contenders end by maxTrials (random, ASHA) or at the end of the grid.
+The grid runs every configuration: its budget is set far above what it spends. Random search and
+ASHA have no maxTrials: they sample configurations until BUDGET_HOURS (the size's budget_fraction
+of the grid's measured device-hours) is spent, and the sweep ends BudgetExhausted.
 """
 
 import json
@@ -12,21 +13,20 @@ import sys
 import config
 
 
-def sweep(contender, seed, trainer):
+def sweep(contender, seed, trainer, budget_hours):
     s = config.size()
     if contender == "grid":
         space = {name: {"type": "grid", "values": values} for name, values in s["grid"].items()}
         scheduler = {"algorithm": "grid"}
-        max_trials = None
+        budget_hours = 100
     else:
         space = config.SPACE
         algorithm, _, mode = contender.partition("-")
         scheduler = {"algorithm": algorithm, "seed": seed}
         if mode:
             scheduler["mode"] = mode
-        max_trials = s["random_trials"] if algorithm == "random" else s["asha_trials"]
     spec = {
-        "budget": {"gpuHours": 100},
+        "budget": {"gpuHours": budget_hours},
         "objective": {"metric": "validation_accuracy", "goal": "maximize"},
         "resource": {"unit": "epochs", "min": 1, "max": s["epochs"],
                      "reductionFactor": s["reduction_factor"]},
@@ -45,11 +45,10 @@ def sweep(contender, seed, trainer):
             }},
         },
     }
-    if max_trials is not None:
-        spec["maxTrials"] = max_trials
     return {"apiVersion": "budgetsweep.dev/v1alpha1", "kind": "BudgetSweep",
             "metadata": {"name": f"roi-{contender}-s{seed}"}, "spec": spec}
 
 
 if __name__ == "__main__":
-    print(json.dumps(sweep(sys.argv[1], int(sys.argv[2]), sys.argv[3]), indent=1))
+    print(json.dumps(sweep(sys.argv[1], int(sys.argv[2]), sys.argv[3], float(sys.argv[4])),
+                     indent=1))

@@ -6,9 +6,15 @@ Each process leaves two files in the run's segments/ folder: <id>.start.json whe
 <id>.json when it has been reaped (start and end time, parameters, the trainer's summary line).
 A driver killed before it could write the second leaves the first and the trainer's log; the
 collector then takes the log's last write as the end.
+
+The peers get the same hard device-hour budget as budgetsweep's contenders (--budget-hours):
+DeviceBudget sums the device time of those records, running processes up to now, so that Ray's
+trial processes and its driver see the same figure. Once it is spent a running trainer is stopped,
+as budgetsweep's deadline stops its trials, and the peer starts no new trial.
 """
 
 import argparse
+import glob
 import json
 import os
 import re
@@ -23,17 +29,51 @@ _OBJECTIVE = re.compile(
     r'^budgetsweep_trainer_objective\{([^}]*)\}\s+(\S+)', re.MULTILINE)
 
 
+class DeviceBudget:
+    """The device time spent by the trainer processes recorded in a segments folder."""
+
+    def __init__(self, segments_dir, hours):
+        self.segments_dir = segments_dir
+        self.seconds = hours * 3600
+        self._ended = {}  # start record path -> seconds, for processes already reaped
+
+    def spent_seconds(self):
+        now, spent = time.time(), 0.0
+        for path in glob.glob(os.path.join(self.segments_dir, "*.start.json")):
+            if path in self._ended:
+                spent += self._ended[path]
+                continue
+            end_path = path[:-len(".start.json")] + ".json"
+            try:
+                with open(path) as f:
+                    start = json.load(f)["start"]
+                if os.path.exists(end_path):
+                    with open(end_path) as f:
+                        self._ended[path] = max(0.0, json.load(f)["end"] - start)
+                    spent += self._ended[path]
+                else:
+                    spent += max(0.0, now - start)
+            except (OSError, ValueError):
+                continue  # being renamed into place; it counts at the next look
+        return spent
+
+    def exhausted(self):
+        return self.spent_seconds() >= self.seconds
+
+
 def peer_setup():
-    """The peers' command line (--trainer, --seed, --out): returns the arguments, the absolute
-    trainer path and the absolute DIR/segments/ directory (created) for segment records."""
+    """The peers' command line (--trainer, --seed, --out, --budget-hours): returns the
+    arguments, the absolute trainer path and the run's DeviceBudget, which keeps its segment
+    records in DIR/segments/ (created)."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--trainer", required=True)
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--budget-hours", type=float, required=True)
     args = ap.parse_args()
     segments = os.path.abspath(os.path.join(args.out, "segments"))
     os.makedirs(segments, exist_ok=True)
-    return args, os.path.abspath(args.trainer), segments
+    return args, os.path.abspath(args.trainer), DeviceBudget(segments, args.budget_hours)
 
 
 def _labels(text):
@@ -53,8 +93,10 @@ def validation_accuracies(metrics_text):
 class TrainerProcess:
     """One trainer run to the full resource; iterate epochs() and call stop() to prune."""
 
-    def __init__(self, trainer, params, segments_dir, segment_id):
+    def __init__(self, trainer, params, budget, segment_id):
         self.params = params
+        self.budget = budget
+        segments_dir = budget.segments_dir
         self.segment_id = segment_id
         self.segments_dir = segments_dir
         self.log_path = os.path.join(segments_dir, f"{segment_id}.log")
@@ -88,10 +130,13 @@ class TrainerProcess:
         return f"http://{m.group(1)}:{m.group(2)}/metrics" if m else None
 
     def epochs(self):
-        """Yields (epoch, validation accuracy) as the trainer reports them, until it exits."""
+        """Yields (epoch, validation accuracy) as the trainer reports them, until it exits;
+        stops the trainer once the budget is spent."""
         url, seen = None, set()
         while True:
             running = self.proc.poll() is None
+            if running and not self.stopped and self.budget.exhausted():
+                self.stop()
             url = url or self._metrics_url()
             values = {}
             if url:

@@ -2,7 +2,7 @@
 # Reproduces bench/results/roi.{md,json,png}: budgetsweep grid, random, ASHA stop and ASHA pause
 # against Optuna (SuccessiveHalvingPruner) and Ray Tune (ASHAScheduler), all driving
 # budgetsweep-trainer on Fashion-MNIST, two trials at a time (bench/roi/README.md).
-#   bench/roi/run.sh                   the published run (14 minutes on 2 idle cores)
+#   bench/roi/run.sh                   the published run (about 15 minutes on 2 idle cores)
 #   ROI_SIZE=tiny bench/roi/run.sh     a few-minute try of the whole pipeline, results in ROI_WORK
 # Environment: BUILD_DIR (default build), ROI_VENV (default ~/.cache/budgetsweep/venv-roi),
 # ROI_WORK (raw runs, default /tmp/bsw-roi-SIZE), ROI_OUT (default bench/results/roi for the full

@@ -29,6 +29,15 @@ _OBJECTIVE = re.compile(
     r'^budgetsweep_trainer_objective\{([^}]*)\}\s+(\S+)', re.MULTILINE)
 
 
+def _alive(pid):
+    """Whether the process exists and has not exited (a zombie has exited)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 class DeviceBudget:
     """The device time spent by the trainer processes recorded in a segments folder."""
 
@@ -46,13 +55,19 @@ class DeviceBudget:
             end_path = path[:-len(".start.json")] + ".json"
             try:
                 with open(path) as f:
-                    start = json.load(f)["start"]
+                    record = json.load(f)
                 if os.path.exists(end_path):
                     with open(end_path) as f:
-                        self._ended[path] = max(0.0, json.load(f)["end"] - start)
-                    spent += self._ended[path]
+                        self._ended[path] = max(0.0, json.load(f)["end"] - record["start"])
+                elif not _alive(record["pid"]):
+                    # Its driver died before recording the end (Ray ended the trial's actor):
+                    # as in report.load_segments, the log's last write is the trainer's exit.
+                    log = path[:-len(".start.json")] + ".log"
+                    self._ended[path] = max(0.0, os.path.getmtime(log) - record["start"])
                 else:
-                    spent += max(0.0, now - start)
+                    spent += max(0.0, now - record["start"])
+                    continue
+                spent += self._ended[path]
             except (OSError, ValueError):
                 continue  # being renamed into place; it counts at the next look
         return spent

@@ -182,7 +182,17 @@ ensure_comp() {
   # fd 8 (our lock) is closed so that the component never holds the lock.
   setsid bash -c 'echo $$ > "$0.tmp" && mv "$0.tmp" "$0" && exec "$@"' "$RUN/$c.pid" "$@" \
     >> "$LOGS/$c.log" 2>&1 < /dev/null 8>&- &
-  local i; for i in $(seq 1 100); do [ -s "$RUN/$c.pid" ] && break; sleep 0.05; done
+  # The pid file is written before the exec: until the exec, /proc/PID/cmdline is bash's and
+  # comp_pid does not know the process, so wait for the exec (or the process's death) too.
+  local i pid
+  for i in $(seq 1 200); do
+    if [ -s "$RUN/$c.pid" ]; then
+      [ -n "$(comp_pid "$c")" ] && break
+      pid=$(cat "$RUN/$c.pid")
+      kill -0 "$pid" 2>/dev/null || break   # died: wait_healthy reports it with its log
+    fi
+    sleep 0.05
+  done
   STARTED+=("$c")
 }
 

@@ -138,7 +138,8 @@ std::string Progress::Describe(const SweepController& c, const Event& e) const {
     case Event::Type::kTrialStopped:
       return name + " stopped (" + e.reason + "): " + e.message;
     case Event::Type::kTrialPromoted:
-      return name + " promoted from rung " + std::to_string(e.rung);
+      return name + " promoted from rung " + std::to_string(e.rung) +
+             (e.message.empty() ? "" : " " + e.message);
     case Event::Type::kSegmentEnded: {
       const Trial& t = m.trial(e.trial);
       return name + " " + TrialPhaseName(t.phase) +

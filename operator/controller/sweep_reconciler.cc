@@ -51,7 +51,8 @@ EventNote NoteFor(const SweepModel& model, const Event& e) {
     case Event::Type::kTrialPromoted:
       std::snprintf(figures, sizeof figures, " past rung %d (%s %g)", e.rung,
                     model.spec().resource_unit.c_str(), model.rungs().at(e.rung));
-      return {kube::EventType::kNormal, "TrialPromoted", name() + figures};
+      return {kube::EventType::kNormal, "TrialPromoted",
+              name() + figures + (e.message.empty() ? "" : " " + e.message)};
     case Event::Type::kTrialStopped:
       return {e.reason == "BudgetExhausted" ? kube::EventType::kWarning : kube::EventType::kNormal,
               "TrialStopped", name() + ": " + e.reason + ": " + e.message};

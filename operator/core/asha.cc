@@ -118,6 +118,22 @@ std::vector<AshaScheduler::Promotion> AshaScheduler::Candidates(size_t limit) co
   return out;
 }
 
+std::optional<AshaScheduler::Promotion> AshaScheduler::Leader() const {
+  if (!tracks_candidates_) return std::nullopt;
+  for (int rung = static_cast<int>(rungs_.size()) - 1; rung >= 0; --rung) {
+    const RungState& r = rungs_[static_cast<size_t>(rung)];
+    // Every value in the top set is better than every other, so its best candidate is the leader.
+    if (!r.candidates.empty()) return Promotion{r.candidates.begin()->trial, rung};
+    const Entry* best = nullptr;
+    for (const Entry& e : r.rest) {
+      if (r.trials[static_cast<size_t>(e.trial)].promoted || Withdrawn(e.trial)) continue;
+      if (best == nullptr || e < *best) best = &e;
+    }
+    if (best != nullptr) return Promotion{best->trial, rung};
+  }
+  return std::nullopt;
+}
+
 void AshaScheduler::MarkPromoted(int64_t trial, int rung) {
   RungState& r = rungs_.at(static_cast<size_t>(rung));
   auto index = static_cast<size_t>(trial);

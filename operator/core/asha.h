@@ -64,6 +64,12 @@ class AshaScheduler {
   // promotions in all. Taking one is MarkPromoted's job.
   std::vector<Promotion> Candidates(size_t limit) const;
 
+  // Pause mode: the best trial neither promoted nor withdrawn at the highest rung that has one,
+  // whatever the floor(n/η) quota says; nullopt in stop mode or when there is none. It is the
+  // first of Candidates() whenever the quota allows it. O(rungs × log n) while that rung's top set
+  // holds such a trial; otherwise it looks through the rest of that rung.
+  std::optional<Promotion> Leader() const;
+
   // Marks `trial` as promoted from `rung` (replaying a journal). Unknown trials are ignored.
   void MarkPromoted(int64_t trial, int rung);
 

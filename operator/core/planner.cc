@@ -61,20 +61,31 @@ class Planner {
     return devices_ * std::max(seconds, options_.min_reservation_seconds);
   }
 
-  // Admits and launches one segment. Returns false (recording the denial) when the budget says no.
-  bool Launch(int64_t index, int segment, double from, double until, int free_slots) {
-    // The reservation covers the work up to the next rung; AdjustDeadline extends it from there.
-    // Where deadlines cannot grow, it covers the whole segment.
-    double next =
-        options_.deadlines_only_shrink ? until : std::min(until, model_.rungs().NextAfter(from));
-    std::optional<double> cost = CostOf(next - from, model_.cost_model().SecondsPerUnit());
+  // Device-seconds a new segment from `from` to `until` asks admission for. The reservation
+  // covers the work up to ReservedUntil; AdjustDeadline extends it from there.
+  double Requested(double from, double until, int free_slots) const {
+    std::optional<double> cost =
+        CostOf(ReservedUntil(from, until) - from, model_.cost_model().SecondsPerUnit());
     // Without any measurement, a new segment gets an equal share of what is still unreserved,
     // but no less than the grace period plus the minimum: the supervisor sends SIGTERM a grace
     // period before the deadline, so a smaller share would stop the trial as it starts, charge it
     // next to nothing, and leave the budget to a stream of trials that never measure anything.
-    double requested = cost.value_or(
+    return cost.value_or(
         std::max(ledger_.remaining() / std::max(1, free_slots),
                  devices_ * (spec_.grace_seconds + options_.min_reservation_seconds)));
+  }
+
+  // How far a segment's reservation reaches from `progress`: the next rung, or its whole run
+  // where deadlines cannot grow, and for pause mode's runs to the full resource (a trial promoted
+  // to the end keeps what it needs to get there rather than yield it to new trials on the way).
+  double ReservedUntil(double progress, double until) const {
+    bool whole = options_.deadlines_only_shrink || (Pausing() && until >= model_.rungs().max());
+    return whole ? until : std::min(until, model_.rungs().NextAfter(progress));
+  }
+
+  // Admits and launches one segment. Returns false (recording the denial) when the budget says no.
+  bool Launch(int64_t index, int segment, double from, double until, int free_slots) {
+    double requested = Requested(from, until, free_slots);
     if (std::optional<Denial> denial = ledger_.Admit(requested)) {
       plan_.denials.push_back(*denial);
       return false;
@@ -86,6 +97,7 @@ class Planner {
     launch.deadline = deadline;
     plan_.events.push_back(launch);
     plan_.actions.push_back(Action{Action::Kind::kStart, index, segment, until, deadline, ""});
+    if (reserve_ && reserve_->trial == index) reserve_.reset();  // the leader moves on
     return true;
   }
 
@@ -150,10 +162,11 @@ class Planner {
     AdjustDeadline(t, seg, *st, metrics);
   }
 
-  double FirstUntil() const {
-    bool pause = spec_.algorithm == Algorithm::kAsha && spec_.mode == AshaMode::kPause;
-    return pause ? model_.rungs().at(0) : model_.rungs().max();
+  bool Pausing() const {
+    return spec_.algorithm == Algorithm::kAsha && spec_.mode == AshaMode::kPause;
   }
+
+  double FirstUntil() const { return Pausing() ? model_.rungs().at(0) : model_.rungs().max(); }
 
   void EndSegment(const Trial& t, const SegmentRecord& seg, const std::string& reason,
                   const std::string& message) {
@@ -245,9 +258,7 @@ class Planner {
     }
     std::optional<double> pace = own_pace ? own_pace : model_.cost_model().SecondsPerUnit();
     if (!pace) return;
-    double target = options_.deadlines_only_shrink
-                        ? seg.until
-                        : std::min(seg.until, model_.rungs().NextAfter(progress));
+    double target = ReservedUntil(progress, seg.until);
     // The supervisor sends SIGTERM at deadline - grace, so the deadline must stay ahead of the
     // work left plus the grace period plus a lookahead of a few passes. Hysteresis: extend with
     // that much headroom again and shrink only by a clear margin, so a deadline moves a few times
@@ -396,26 +407,20 @@ class Planner {
   int Free() const { return std::max(0, spec_.parallelism - occupied_); }
 
   void FillSlots() {
-    bool pause = spec_.algorithm == Algorithm::kAsha && spec_.mode == AshaMode::kPause;
-    if (pause && Free() > 0) {
+    if (Pausing() && Free() > 0) {
+      reserve_ = FinishReserve();
       for (const AshaScheduler::Promotion& p :
            model_.scheduler().Candidates(static_cast<size_t>(Free()))) {
         const Trial& t = model_.trial(p.trial);
         if (t.phase != TrialPhase::kPaused) continue;
         double from = model_.rungs().at(p.rung);
         double until = model_.rungs().at(p.rung + 1);
-        Event e = Event::Of(Type::kTrialPromoted, now_, t.index);
-        e.rung = p.rung;
-        plan_.events.push_back(e);
-        if (!Launch(t.index, t.segments.back().number + 1, from, until, Free())) {
-          plan_.events.pop_back();
-          break;
-        }
-        ++occupied_;
+        if (!KeepsReserve(t.index, from, until) || !Promote(t, p.rung, until, "")) break;
       }
     }
     int64_t next = model_.trial_count();
-    while (Free() > 0 && plan_.denials.empty() && CanCreate(next)) {
+    while (Free() > 0 && plan_.denials.empty() && CanCreate(next) &&
+           KeepsReserve(next, 0, FirstUntil())) {
       Event created = Event::Of(Type::kTrialCreated, now_, next);
       created.params = model_.search_space().ConfigAt(next);
       plan_.events.push_back(created);
@@ -426,6 +431,61 @@ class Planner {
       ++occupied_;
       ++next;
     }
+  }
+
+  // Resumes paused trial `t` from `rung` toward `until`. Returns false when the budget says no.
+  bool Promote(const Trial& t, int rung, double until, const std::string& message) {
+    Event e = Event::Of(Type::kTrialPromoted, now_, t.index);
+    e.rung = rung;
+    e.message = message;
+    plan_.events.push_back(e);
+    if (!Launch(t.index, t.segments.back().number + 1, model_.rungs().at(rung), until, Free())) {
+      plan_.events.pop_back();
+      return false;
+    }
+    ++occupied_;
+    return true;
+  }
+
+  // Pause mode under a budget would otherwise spend it all on trials that stop at a rung and end
+  // with none at the full resource. So until a trial runs there, the sweep keeps what taking its
+  // leader (AshaScheduler::Leader) there costs. None without a leader, without a measurement to
+  // price it, or when the budget left cannot cover it anyway.
+  struct Reserve {
+    int64_t trial;
+    int rung;
+    double device_seconds;
+  };
+  std::optional<Reserve> FinishReserve() const {
+    if (model_.count(TrialPhase::kCompleted) > 0) return std::nullopt;
+    for (int64_t index : model_.active()) {
+      const std::vector<SegmentRecord>& segments = model_.trial(index).segments;
+      if (!segments.empty() && segments.back().until >= model_.rungs().max()) return std::nullopt;
+    }
+    std::optional<AshaScheduler::Promotion> leader = model_.scheduler().Leader();
+    if (!leader) return std::nullopt;
+    std::optional<double> cost = CostOf(model_.rungs().max() - model_.rungs().at(leader->rung),
+                                        model_.cost_model().SecondsPerUnit());
+    if (!cost || *cost > ledger_.remaining()) return std::nullopt;
+    return Reserve{leader->trial, leader->rung, *cost};
+  }
+
+  // Whether trial `index` may launch from `from` toward `until`: it is the leader, or what it asks
+  // for leaves the reserve. When it would not, the leader is promoted to the full resource instead
+  // (outside the 1/η quota: no decision is left for it to wait for), once it is paused; true then
+  // if a slot is still free for `index`.
+  bool KeepsReserve(int64_t index, double from, double until) {
+    if (!reserve_ || reserve_->trial == index) return true;
+    double requested = Requested(from, until, Free());
+    if (ledger_.remaining() - requested >= reserve_->device_seconds) return true;
+    const Trial& leader = model_.trial(reserve_->trial);
+    if (leader.phase != TrialPhase::kPaused) return false;  // still ending its segment: wait
+    std::string message = "to " + spec_.resource_unit +
+                          Format(" %g while the budget covers it: %.4f GPU-hours left,",
+                                 model_.rungs().max(), ledger_.remaining() / 3600) +
+                          Format(" of which it needs %.4f and the next other launch %.4f",
+                                 reserve_->device_seconds / 3600, requested / 3600);
+    return Promote(leader, reserve_->rung, model_.rungs().max(), message) && Free() > 0;
   }
 
   bool CanCreate(int64_t next) const {
@@ -441,8 +501,7 @@ class Planner {
       return;
     }
     bool more_trials = CanCreate(model_.trial_count());
-    bool more_promotions = spec_.algorithm == Algorithm::kAsha && spec_.mode == AshaMode::kPause &&
-                           !model_.scheduler().Candidates(1).empty();
+    bool more_promotions = Pausing() && !model_.scheduler().Candidates(1).empty();
     if (!more_trials && !more_promotions) {
       Finish(SweepPhase::kCompleted, "SweepCompleted",
              std::to_string(model_.trial_count()) + " trials finished");
@@ -533,6 +592,7 @@ class Planner {
   int occupied_ = 0;
   std::optional<SweepPhase> finishing_;
   std::optional<ThroughputDecision> decided_;  // decided in this pass
+  std::optional<Reserve> reserve_;             // pause mode's finish reserve in this pass
 };
 
 }  // namespace

@@ -94,6 +94,7 @@ json Event::ToJson() const {
       break;
     case Type::kTrialPromoted:
       j.update({{"trial", trial}, {"rung", rung}});
+      if (!message.empty()) j["message"] = message;
       break;
     case Type::kSegmentEnded:
       j.update({{"trial", trial}, {"segment", segment}, {"reason", reason}, {"message", message}});

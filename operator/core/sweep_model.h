@@ -35,7 +35,7 @@ struct Event {
     kValueRecorded,    // trial, resource, value, seconds, units (progress measured in the segment)
     kDeadlineMoved,    // trial, segment, deadline
     kTrialStopped,     // trial, reason, message: the sweep decided to stop it
-    kTrialPromoted,    // trial, rung
+    kTrialPromoted,    // trial, rung, message (why, when it skips the 1/η quota)
     kSegmentEnded,     // trial, segment, reason ("" when it succeeded), message, and the
                        // charge: started, finished, devices (when the segment ran)
     kSweepFinished,    // phase, reason, message

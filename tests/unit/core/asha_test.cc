@@ -193,6 +193,33 @@ TEST(AshaPauseMode, WithdrawnTrialIsNeverOfferedButStillRanksTheOthers) {
   for (const AshaScheduler::Promotion& p : asha.Candidates(10)) EXPECT_NE(p.trial, 5);
 }
 
+TEST(AshaPauseMode, LeaderIsTheBestUnpromotedTrialOfTheHighestRungWhateverTheQuota) {
+  AshaScheduler asha(2, 3, Goal::kMaximize);
+  EXPECT_FALSE(asha.Leader().has_value());
+  (void)asha.Record(0, 0, 1.0);
+  (void)asha.Record(1, 0, 5.0);  // floor(2/3) = 0: nothing may be promoted, yet 1 leads
+  ASSERT_TRUE(asha.Leader().has_value());
+  EXPECT_TRUE(asha.Candidates(10).empty());
+  EXPECT_EQ(asha.Leader()->trial, 1);
+  EXPECT_EQ(asha.Leader()->rung, 0);
+  (void)asha.Record(2, 0, 3.0);
+  asha.MarkPromoted(1, 0);
+  (void)asha.Record(1, 1, 0.5);  // a worse value, but at a higher rung
+  EXPECT_EQ(asha.Leader()->trial, 1);
+  EXPECT_EQ(asha.Leader()->rung, 1);
+  asha.Withdraw(1);  // the top of rung 0 is promoted: the best of the rest leads
+  EXPECT_EQ(asha.Leader()->trial, 2);
+  EXPECT_EQ(asha.Leader()->rung, 0);
+  asha.MarkPromoted(2, 0);
+  EXPECT_EQ(asha.Leader()->trial, 0);
+}
+
+TEST(AshaStopMode, HasNoLeaderAsNothingIsEverResumed) {
+  AshaScheduler asha(1, 3, Goal::kMaximize, AshaMode::kStop);
+  (void)asha.Record(0, 0, 1.0);
+  EXPECT_FALSE(asha.Leader().has_value());
+}
+
 TEST(AshaPauseMode, OverPromotionBug_RungPromotesAtMostFloorNOverEtaWhileBetterValuesArrive) {
   AshaScheduler asha(1, 3, Goal::kMaximize);
   int64_t trial = 0;

@@ -364,6 +364,49 @@ INSTANTIATE_TEST_SUITE_P(
               EXPECT_EQ(h.model().trial_count(), 3);  // no new trial took the slot
               EXPECT_EQ(h.model().scheduler().promoted(0), 1);
               EXPECT_EQ(h.model().trial(1).phase, TrialPhase::kRunning);
+            }},
+        Situation{
+            "PauseModeTakesItsLeaderToTheEndBeforeNewTrialsEatWhatThatCosts",
+            [](json& j) {
+              j["spec"]["scheduler"]["mode"] = "pause";
+              j["spec"]["budget"]["gpuHours"] = 0.06;  // 216 GPU-seconds
+            },
+            [](PlannerHarness& h) {
+              h.PassAndCarry();
+              h.Advance(10);  // 10 s per epoch
+              h.Report(0, 1, 0.5);
+              h.Report(1, 1, 0.9);
+              h.Exit(0);
+              h.Exit(1);
+              // 196 s left. Two results at rung 0 promote nobody, but taking trial 1 from epoch 1
+              // to 9 costs 8 × 10 × 1.25 + 30 = 130 s. A new trial to epoch 1 asks 1 × 10 × 1.25
+              // + 30 = 42.5 s: the first leaves 153.5, a second would leave 111.
+              // This pass ends both segments; the next one sees trial 1 paused.
+              Plan plan = h.PassAndCarry();
+              EXPECT_EQ(CountEvents(plan, Type::kTrialCreated), 1);
+              EXPECT_EQ(CountEvents(plan, Type::kTrialPromoted), 0);
+              h.Advance(0.25);
+              plan = h.PassAndCarry();
+              EXPECT_EQ(CountEvents(plan, Type::kTrialCreated), 0);
+              const Event* promoted = FindEvent(plan, Type::kTrialPromoted);
+              ASSERT_NE(promoted, nullptr);
+              EXPECT_EQ(promoted->trial, 1);
+              EXPECT_EQ(promoted->rung, 0);
+              EXPECT_THAT(promoted->message, HasSubstr("to epochs 9 while the budget covers it"));
+              const Action* resume = FindAction(plan, Action::Kind::kStart, 1);
+              ASSERT_NE(resume, nullptr);
+              EXPECT_DOUBLE_EQ(resume->until, 9);
+              EXPECT_DOUBLE_EQ(resume->deadline, h.now() + 130);  // its whole run, not one rung
+              EXPECT_TRUE(plan.denials.empty());
+              EXPECT_EQ(h.model().trial_count(), 3);
+              // Once it runs to the end nothing is held back: trial 2's slot goes to a new trial.
+              h.Advance(10);
+              h.Report(1, 3, 0.95);  // no start-up this time: 5 s per epoch, 45 s given back
+              h.Report(2, 1, 0.7);
+              h.Exit(2);
+              plan = h.PassAndCarry();
+              EXPECT_EQ(CountEvents(plan, Type::kTrialCreated), 1);
+              EXPECT_EQ(CountEvents(plan, Type::kTrialPromoted), 0);
             }}),
     [](const ::testing::TestParamInfo<Situation>& row) { return row.param.name; });
 

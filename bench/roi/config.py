@@ -48,6 +48,10 @@ SPACE = {
 }
 
 PARALLELISM = 2  # concurrent trials, for every contender
+# budgetsweep's trials' terminationGracePeriodSeconds. Every reservation includes it (the supervisor
+# sends SIGTERM that long before the deadline), so it is set near what the trainer needs to exit
+# after SIGTERM; the report prints that latency as measured on the peers' stopped trainers.
+GRACE_SECONDS = 2
 POLL_SECONDS = 0.25  # budgetsweep run's default reconcile interval; the peers poll as often
 TARGET_POINTS = 0.5  # "within 0.5 percentage points of the grid's best test accuracy"
 # "with at most 25% of the grid's device-hours". Every contender but the grid gets the size's

@@ -85,6 +85,20 @@ def trajectory(segments, epochs):
     return points, best
 
 
+def launch_latencies(segments):
+    """For each trainer start after the first PARALLELISM: seconds since the last trainer exit.
+
+    The tool's reaction time: the exit that freed a slot (or budget) to the start it made room for.
+    """
+    exits = sorted(s["end"] for s in segments)
+    out = []
+    for s in sorted(segments, key=lambda s: s["start"])[config.PARALLELISM:]:
+        before = [e for e in exits if e <= s["start"]]
+        if before:
+            out.append(s["start"] - before[-1])
+    return out
+
+
 def analyse_run(run_dir, epochs):
     with open(os.path.join(run_dir, "run.json")) as f:
         run = json.load(f)
@@ -105,9 +119,14 @@ def analyse_run(run_dir, epochs):
             1 for s in segments if s["summary"].get("epochs") == epochs),
         "processes_without_summary": sum(1 for c in cpu if c is None),
         "processes_ended_by_log_time": sum(1 for s in segments if s["end_from_log"]),
+        # From the driver's SIGTERM to the trainer's reaping, for the trainers a driver stopped.
+        "sigterm_to_exit_seconds": [s["end"] - s["stop_sent"] for s in segments
+                                    if s.get("stop_sent") is not None and not s["end_from_log"]],
         "device_seconds": device,
         "idle_slot_seconds": config.PARALLELISM * run["wall_seconds"] - device,
         "startup_seconds": starts[0] - run["start"] if starts else None,
+        "launch_latency_seconds": (statistics.median(launch_latencies(segments))
+                                   if launch_latencies(segments) else None),
         "shutdown_seconds": run["end"] - ends[-1] if ends else None,
         "tree_cpu_seconds": run["tree_cpu_seconds"],
         "cpu_source": run.get("cpu_source", "RUSAGE_CHILDREN"),
@@ -268,6 +287,8 @@ def main():
             "idle_slot_seconds": spread([r["idle_slot_seconds"] for r in runs]),
             "startup_seconds": spread([r["startup_seconds"] for r in runs
                                        if r["startup_seconds"] is not None]),
+            "launch_latency_seconds": spread([r["launch_latency_seconds"] for r in runs
+                                              if r["launch_latency_seconds"] is not None]),
             "shutdown_seconds": spread([r["shutdown_seconds"] for r in runs
                                         if r["shutdown_seconds"] is not None]),
             "tool_cpu_seconds": spread([r["tool_cpu_seconds"] for r in runs]),
@@ -282,7 +303,7 @@ def main():
         f = contenders[key]["summary"]["fraction_of_grid_device_hours"]
         asha_targets[key] = f is not None and f <= config.TARGET_FRACTION
     overhead_targets = {}
-    for field in ("idle_slot_seconds", "tool_cpu_seconds"):
+    for field in ("idle_slot_seconds", "launch_latency_seconds", "tool_cpu_seconds"):
         peers = [med(k, field) for k in ("optuna", "ray")]
         overhead_targets[field] = {
             key: all(p is not None and med(key, field) is not None and med(key, field) < p
@@ -302,6 +323,7 @@ def main():
             "budget_fraction_of_grid": s["budget_fraction"],
             "budget_device_hours": s["budget_fraction"] * grid_hours,
             "parallelism": config.PARALLELISM, "poll_seconds": config.POLL_SECONDS,
+            "grace_seconds": config.GRACE_SECONDS,
         },
         "machine": machine(),
         "versions": json.loads(args.versions),
@@ -325,6 +347,20 @@ def main():
             notes = f.read().strip()
     with open(args.out + ".md", "w") as f:
         f.write(markdown(results, notes, os.path.basename(args.out) + ".png"))
+
+
+def grace_line(r):
+    """budgetsweep's grace period, next to the SIGTERM-to-exit latency the peers' drivers saw."""
+    latencies = [x for key in ("optuna", "ray") for run in r["contenders"][key]["runs"]
+                 for x in run["sigterm_to_exit_seconds"]]
+    line = (f"- budgetsweep's trials get `terminationGracePeriodSeconds: "
+            f"{r['task']['grace_seconds']}`; every reservation includes the grace period (the "
+            "supervisor sends SIGTERM that long before the deadline).")
+    if latencies:
+        line += (f" The trainer exits {statistics.median(latencies):.2f} s (median; at most "
+                 f"{max(latencies):.2f} s) after SIGTERM, over the {len(latencies)} trainers the "
+                 "peers' drivers stopped.")
+    return line
 
 
 def reading(r):
@@ -379,6 +415,13 @@ def reading(r):
         out.append(f"- Budget {budget:.4f} device-hours; the most any seed spent: "
                    + ", ".join(f"{cs[k]['label']} {h:.4f} ({h / budget * 100:.1f}%)"
                                for k, h in spent.items()) + ".")
+        out.append(
+            "- Idle slot-seconds count slots a contender left empty because its budget could not "
+            "pay for more, as well as its own latency: budgetsweep starts or resumes a trial only "
+            "when what is left covers the work to its next rung, so near the end a slot stays "
+            "empty and part of the budget stays unspent; the peers' drivers start trainers until "
+            "the cap and stop them there, mid-epoch, so their slots stay busy to the end and they "
+            "spend up to the whole budget. Launch latency isolates the tools' own reaction time.")
     walls = sum(run["wall_seconds"] for c in cs.values() for run in c["runs"])
     out.append(f"- The contenders' runs took {walls / 60:.0f} minutes of wall time in all.")
     return out
@@ -397,7 +440,7 @@ def markdown(r, notes, png):
     columns = ["contender", "seeds", "reached target", "device-hours to target", "% of grid",
                "final best test acc (%)", "device-hours total", "configurations",
                "at full resource", "trainer processes", "wall s",
-               "idle slot-s", "startup s", "tool CPU s"]
+               "idle slot-s", "startup s", "launch latency ms", "tool CPU s"]
     lines = [
         "# ROI benchmark: device-hours to the grid's answer",
         "",
@@ -457,7 +500,9 @@ def markdown(r, notes, png):
             f"{fmt_spread(sm['full_resource_configurations'], 0)} | "
             f"{fmt_spread(sm['trainer_processes'], 0)} | "
             f"{fmt_spread(sm['wall_seconds'], 0)} | {fmt_spread(sm['idle_slot_seconds'], 0)} | "
-            f"{fmt_spread(sm['startup_seconds'], 1)} | {fmt_spread(sm['tool_cpu_seconds'], 1)} |")
+            f"{fmt_spread(sm['startup_seconds'], 1)} | "
+            f"{fmt_spread(sm['launch_latency_seconds'], 0, 1000)} | "
+            f"{fmt_spread(sm['tool_cpu_seconds'], 1)} |")
     lines += [
         "",
         "## Targets",
@@ -465,7 +510,8 @@ def markdown(r, notes, png):
         "- ASHA reaches the grid's answer with at most 25% of the grid's device-hours: "
         + verdicts(tg["asha_within_25_percent_of_grid_device_hours"]) + ".",
         "- budgetsweep's overhead below both peers' (medians): idle slot-seconds "
-        + verdicts(overhead["idle_slot_seconds"]) + "; tool CPU seconds "
+        + verdicts(overhead["idle_slot_seconds"]) + "; launch latency "
+        + verdicts(overhead["launch_latency_seconds"]) + "; tool CPU seconds "
         + verdicts(overhead["tool_cpu_seconds"]) + ".",
         "",
         "## Reading it",
@@ -495,6 +541,10 @@ def markdown(r, notes, png):
         "deadline); the peers' drivers stop their running trainers and start no new trial once "
         "their trainers' device time reaches it.",
         "- **startup s**: from the contender's command start to its first trainer start.",
+        f"- **launch latency ms**: for every trainer start after the first {config.PARALLELISM}, "
+        "the time since the last trainer exit before it (the exit that made room for it, in "
+        "slots or budget); the median per run. The tool's reaction time, without the time a slot "
+        "waits because nothing may run (the budget, or a rung not yet decided).",
         "- **tool CPU s**: CPU time (user + system) of every process the contender's command "
         "started (a cgroup-v1 cpuacct group per run, so daemons and processes reaped outside "
         "the tree count too), minus the CPU time the trainers report in their summary lines.",
@@ -522,6 +572,7 @@ def markdown(r, notes, png):
         "test evaluation), and Ray's SIGKILL of a finished worker's child processes is off "
         "(`RAY_kill_child_processes_on_worker_exit=false`): a stopped trial's trainer gets SIGTERM "
         "from its parent-death signal instead, as budgetsweep's trainers get SIGTERM.",
+        grace_line(r),
     ]
     quality = []
     for key, c in r["contenders"].items():

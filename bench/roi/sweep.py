@@ -38,7 +38,7 @@ def sweep(contender, seed, trainer, budget_hours):
             "gpus": 0,
             "maxRetries": 0,
             "template": {"spec": {
-                "terminationGracePeriodSeconds": 10,
+                "terminationGracePeriodSeconds": config.GRACE_SECONDS,
                 "containers": [{"name": "trainer", "image": "budgetsweep-trainer",
                                 "command": [trainer],
                                 "args": config.trainer_args(trainer)[1:]}],

@@ -130,6 +130,7 @@ class TrainerProcess:
         self._write("start", {"segment": segment_id, "params": params, "start": self.start,
                               "pid": self.proc.pid})
         self.stopped = False
+        self.stop_sent = None
         self._summary_at_exit = None
 
     def _write(self, kind, record):
@@ -184,6 +185,7 @@ class TrainerProcess:
         """Asks a running trainer to stop (it exits within its grace period)."""
         if self.proc.poll() is None:
             self.stopped = True
+            self.stop_sent = time.time()
             self.proc.send_signal(signal.SIGTERM)
 
     def finish(self):
@@ -195,6 +197,7 @@ class TrainerProcess:
         summary = self._summary()
         self._write("end", {"segment": self.segment_id, "params": self.params,
                             "start": self.start, "end": end, "exit_code": exit_code,
-                            "stopped": self.stopped, "summary": summary})
+                            "stopped": self.stopped, "stop_sent": self.stop_sent,
+                            "summary": summary})
         self._summary_at_exit = summary
         return summary

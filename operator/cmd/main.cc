@@ -8,11 +8,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <string_view>
 #include <thread>
 
 #include "operator/adapters/local/local_backend.h"
-#include "operator/adapters/local/supervisor.h"
 #include "operator/adapters/prometheus/api_source.h"
 #include "operator/adapters/system_clock.h"
 #include "operator/adapters/yaml/sweep_file.h"
@@ -149,7 +147,8 @@ int Run(const RunOptions& opts) {
   const sigset_t child_exits = BlockChildExits();
   local::LocalBackendOptions backend_options;
   backend_options.state_dir = state_dir;
-  backend_options.supervisor_command = {fs::read_symlink("/proc/self/exe").string(), "__supervise"};
+  backend_options.supervisor_command = {
+      (fs::read_symlink("/proc/self/exe").parent_path() / "budgetsweep-supervise").string()};
   backend_options.gpu_count = local::DetectGpuCount();
   StatusOr<std::unique_ptr<local::LocalBackend>> backend =
       local::LocalBackend::Create(backend_options);
@@ -243,11 +242,6 @@ int Run(const RunOptions& opts) {
 }  // namespace bsw
 
 int main(int argc, char** argv) {
-  // The supervisor of a local trial: before anything else starts a thread or touches signals.
-  if (argc >= 2 && std::string_view(argv[1]) == "__supervise") {
-    return bsw::local::RunSupervisor(argc, argv);
-  }
-
   CLI::App app{"budgetsweep: hyperparameter sweeps under a hard GPU-hour budget"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "budgetsweep 0.1.0");

@@ -24,7 +24,7 @@ struct LocalBackendOptions {
   // <state_dir>/trials/<trial>/checkpoint/, shared by the segments of a trial.
   std::filesystem::path state_dir;
   // The argv prefix that runs RunSupervisor (see supervisor.h); the segment dir is appended.
-  // E.g. {"/proc/self/exe" resolved to a path, "__supervise"}.
+  // E.g. {"/usr/local/bin/budgetsweep-supervise"}.
   std::vector<std::string> supervisor_command;
   // GPUs to hand out through CUDA_VISIBLE_DEVICES; usually DetectGpuCount(). With 0, segments
   // run without CUDA_VISIBLE_DEVICES whatever they request.

@@ -4,9 +4,8 @@
 namespace bsw::local {
 
 // The main function of a segment's supervisor process, which LocalBackend::Start spawns as
-// `<supervisor command...> <segment dir>`. A program offers it through a hidden verb, e.g.
-//   if (argc >= 2 && std::string_view(argv[1]) == "__supervise") return RunSupervisor(argc, argv);
-// called before the program starts any thread or changes any signal handling.
+// `<supervisor command...> <segment dir>`: the whole of budgetsweep-supervise's main, called
+// before the program starts any thread or changes any signal handling.
 //
 // REQUIRES: argv[argc - 1] is a segment directory written by LocalBackend::Start; the arguments
 // before it (program, verb) are ignored.

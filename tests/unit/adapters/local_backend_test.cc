@@ -380,12 +380,13 @@ TEST_F(LocalBackendTest, RejectsUnusableSpecsAndUnknownSegments) {
 TEST_F(LocalBackendTest, UnrunnableSupervisorFailsStart) {
   LocalBackendOptions options;
   options.state_dir = state_dir_;
-  options.supervisor_command = {"/nonexistent/budgetsweep", "__supervise"};
+  options.supervisor_command = {"/nonexistent/budgetsweep-supervise"};
   StatusOr<std::unique_ptr<LocalBackend>> backend = LocalBackend::Create(options);
   ASSERT_TRUE(backend.ok());
   Status started = (*backend)->Start(Spec("t"));
   EXPECT_EQ(started.code(), StatusCode::kInternal);
-  EXPECT_THAT(started.message(), HasSubstr("cannot run supervisor /nonexistent/budgetsweep"));
+  EXPECT_THAT(started.message(),
+              HasSubstr("cannot run supervisor /nonexistent/budgetsweep-supervise"));
 }
 
 TEST(DetectGpuCount, CountsNvidiaDeviceNodesOnly) {

@@ -61,11 +61,20 @@ class Planner {
     return devices_ * std::max(seconds, options_.min_reservation_seconds);
   }
 
-  // Device-seconds a new segment from `from` to `until` asks admission for. The reservation
-  // covers the work up to ReservedUntil; AdjustDeadline extends it from there.
-  double Requested(double from, double until, int free_slots) const {
-    std::optional<double> cost =
-        CostOf(ReservedUntil(from, until) - from, model_.cost_model().SecondsPerUnit());
+  // The pace to reserve trial `index`'s work at: its own where it has reached a rung before (a
+  // resumed trial: its parameters and start-up, not the slowest of the sweep), otherwise the
+  // slowest recent one.
+  std::optional<double> PaceOf(int64_t index) const {
+    if (index < model_.trial_count()) {
+      if (std::optional<double> own = model_.trial(index).seconds_per_unit) return own;
+    }
+    return model_.cost_model().SecondsPerUnit();
+  }
+
+  // Device-seconds a new segment of trial `index` from `from` to `until` asks admission for. The
+  // reservation covers the work up to ReservedUntil; AdjustDeadline extends it from there.
+  double Requested(int64_t index, double from, double until, int free_slots) const {
+    std::optional<double> cost = CostOf(ReservedUntil(from, until) - from, PaceOf(index));
     // Without any measurement, a new segment gets an equal share of what is still unreserved,
     // but no less than the grace period plus the minimum: the supervisor sends SIGTERM a grace
     // period before the deadline, so a smaller share would stop the trial as it starts, charge it
@@ -85,7 +94,7 @@ class Planner {
 
   // Admits and launches one segment. Returns false (recording the denial) when the budget says no.
   bool Launch(int64_t index, int segment, double from, double until, int free_slots) {
-    double requested = Requested(from, until, free_slots);
+    double requested = Requested(index, from, until, free_slots);
     if (std::optional<Denial> denial = ledger_.Admit(requested)) {
       plan_.denials.push_back(*denial);
       return false;
@@ -256,17 +265,23 @@ class Planner {
       progress = std::max(progress, *metrics->resource_completed);
       own_pace = (now_ - *st.started_unix_seconds) / (*metrics->resource_completed - seg.from);
     }
-    std::optional<double> pace = own_pace ? own_pace : model_.cost_model().SecondsPerUnit();
+    std::optional<double> pace = own_pace ? own_pace : PaceOf(t.index);
     if (!pace) return;
     double target = ReservedUntil(progress, seg.until);
     // The supervisor sends SIGTERM at deadline - grace, so the deadline must stay ahead of the
     // work left plus the grace period plus a lookahead of a few passes. Hysteresis: extend with
     // that much headroom again and shrink only by a clear margin, so a deadline moves a few times
-    // per rung rather than on every pass.
-    double lookahead = 4 * options_.deadline_slack_seconds;
+    // per rung rather than on every pass. The lookahead is no longer than the segment's own work,
+    // so that short segments do not hold several times what they need.
+    double lookahead =
+        std::min(4 * options_.deadline_slack_seconds,
+                 std::max(options_.deadline_slack_seconds, *pace * (target - seg.from)));
+    // Without progress since it started, a segment has nothing new to go by: its deadline holds
+    // the launch's estimate until SIGTERM comes within the lookahead.
+    double deadline = st.deadline_unix_seconds;
+    if (!own_pace && deadline - spec_.grace_seconds - now_ > lookahead) return;
     double needed = now_ + *pace * std::max(0.0, target - progress) * options_.reservation_margin +
                     spec_.grace_seconds + lookahead;
-    double deadline = st.deadline_unix_seconds;
     if (needed > deadline) {
       if (options_.deadlines_only_shrink) return;  // it runs to its deadline, as admitted
       needed += lookahead;
@@ -275,6 +290,7 @@ class Planner {
         return;
       }
     } else if (own_pace && needed < deadline - 2 * lookahead) {
+      needed += lookahead;  // headroom both ways, or the next pass extends what this one shrank
       ledger_.Release(devices_ * (deadline - needed));
     } else {
       return;
@@ -464,8 +480,8 @@ class Planner {
     }
     std::optional<AshaScheduler::Promotion> leader = model_.scheduler().Leader();
     if (!leader) return std::nullopt;
-    std::optional<double> cost = CostOf(model_.rungs().max() - model_.rungs().at(leader->rung),
-                                        model_.cost_model().SecondsPerUnit());
+    std::optional<double> cost =
+        CostOf(model_.rungs().max() - model_.rungs().at(leader->rung), PaceOf(leader->trial));
     if (!cost || *cost > ledger_.remaining()) return std::nullopt;
     return Reserve{leader->trial, leader->rung, *cost};
   }
@@ -476,7 +492,7 @@ class Planner {
   // if a slot is still free for `index`.
   bool KeepsReserve(int64_t index, double from, double until) {
     if (!reserve_ || reserve_->trial == index) return true;
-    double requested = Requested(from, until, Free());
+    double requested = Requested(index, from, until, Free());
     if (ledger_.remaining() - requested >= reserve_->device_seconds) return true;
     const Trial& leader = model_.trial(reserve_->trial);
     if (leader.phase != TrialPhase::kPaused) return false;  // still ending its segment: wait

@@ -223,6 +223,7 @@ void SweepModel::RecordValue(Trial& t, const Event& e) {
   t.rung_values[e.resource] = e.value;
   t.last_value_at = e.at;
   cost_.Measure(e.seconds, e.units);
+  if (e.units > 0 && e.seconds > 0) t.seconds_per_unit = e.seconds / e.units;
   if (!best_ || Better(spec_.goal, e.value, best_->value)) {
     best_ = BestResult{t.index, e.value, e.resource};
   }

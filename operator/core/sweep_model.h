@@ -103,6 +103,9 @@ struct Trial {
   std::map<double, double> rung_values;  // objective at each rung's resource
   std::vector<SegmentRecord> segments;
   double last_value_at = 0;  // when the latest rung value was recorded
+  // Seconds per resource unit to its latest rung value, from its segment's start (so start-up
+  // included); unset before the first. What the trial itself costs when it resumes.
+  std::optional<double> seconds_per_unit;
   int failures = 0;
   bool stop_requested = false;
   // Stop mode: set when a rung decided against the trial; the planner then stops it.

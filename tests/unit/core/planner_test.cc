@@ -95,6 +95,87 @@ INSTANTIATE_TEST_SUITE_P(
                     EXPECT_EQ(h.model().trial(1).reason, "RungCutoff");
                     EXPECT_EQ(CountEvents(plan, Type::kTrialCreated), 1);  // its slot refills
                   }},
+        Situation{"SegmentWithoutProgressKeepsItsLaunchDeadlineUntilSigtermIsALookaheadAway",
+                  NoEdit,
+                  [](PlannerHarness& h) {
+                    h.PassAndCarry();
+                    h.Advance(10);  // 10 s per epoch
+                    h.Report(0, 1, 0.5);
+                    h.Report(1, 1, 0.4);
+                    h.PassAndCarry();  // trial 1 is cut at rung 1
+                    Plan plan = h.PassAndCarry();
+                    const Action* start = FindAction(plan, Action::Kind::kStart, 2);
+                    ASSERT_NE(start, nullptr);
+                    // To rung 1: 1 × 10 × 1.25 + 30 s of grace. SIGTERM comes at 12.5 s.
+                    EXPECT_DOUBLE_EQ(start->deadline, h.now() + 42.5);
+                    double launched = h.now();
+                    h.Advance(0.25);
+                    plan = h.PassAndCarry();
+                    EXPECT_EQ(FindAction(plan, Action::Kind::kSetDeadline, 2), nullptr);
+                    // 5 s in, SIGTERM is 7.5 s away, within the lookahead (8 s): extended by
+                    // the estimate plus two lookaheads.
+                    h.Advance(4.75);
+                    plan = h.PassAndCarry();
+                    const Action* move = FindAction(plan, Action::Kind::kSetDeadline, 2);
+                    ASSERT_NE(move, nullptr);
+                    EXPECT_DOUBLE_EQ(move->deadline, launched + 5 + 12.5 + 30 + 16);
+                  }},
+        Situation{"ShortSegmentsGetALookaheadNoLongerThanTheirWork", NoEdit,
+                  [](PlannerHarness& h) {
+                    h.PassAndCarry();
+                    h.Advance(1);  // 1 s per epoch
+                    h.Report(0, 1, 0.5);
+                    h.Report(1, 1, 0.4);
+                    h.PassAndCarry();
+                    Plan plan = h.PassAndCarry();
+                    ASSERT_NE(FindAction(plan, Action::Kind::kStart, 2), nullptr);
+                    double launched = h.now();
+                    // SIGTERM comes 1.25 s after the launch, within the 1 s epoch's lookahead
+                    // (the 2 s minimum, not 8 s): extended by the estimate plus 2 × 2 s.
+                    h.Advance(0.25);
+                    plan = h.PassAndCarry();
+                    const Action* move = FindAction(plan, Action::Kind::kSetDeadline, 2);
+                    ASSERT_NE(move, nullptr);
+                    EXPECT_DOUBLE_EQ(move->deadline, launched + 0.25 + 1.25 + 30 + 4);
+                  }},
+        Situation{"AShrunkDeadlineKeepsHeadroomSoTheNextPassLeavesIt", NoEdit,
+                  [](PlannerHarness& h) {
+                    h.PassAndCarry();  // equal shares: 1800 s each
+                    h.Advance(10);
+                    h.Report(0, 1, 0.5);
+                    Plan plan = h.PassAndCarry();
+                    const Action* shrink = FindAction(plan, Action::Kind::kSetDeadline, 0);
+                    ASSERT_NE(shrink, nullptr);
+                    // To rung 2 (epoch 3) at its own 10 s per epoch: 25 s, 30 s of grace, and
+                    // a lookahead (8 s) twice.
+                    EXPECT_DOUBLE_EQ(shrink->deadline, h.now() + 25 + 30 + 16);
+                    h.Advance(0.25);
+                    plan = h.PassAndCarry();
+                    EXPECT_EQ(FindAction(plan, Action::Kind::kSetDeadline, 0), nullptr);
+                  }},
+        Situation{"ResumedTrialReservesAtItsOwnPaceNotTheSlowestOfTheSweep",
+                  [](json& j) {
+                    j["spec"]["scheduler"]["mode"] = "pause";
+                    j["spec"]["parallelism"] = 1;
+                  },
+                  [](PlannerHarness& h) {
+                    h.PassAndCarry();
+                    // Trial 0 takes 30 s to epoch 1, trials 1 and 2 take 5 s; trial 1 is best.
+                    const std::vector<double> seconds = {30, 5, 5}, values = {0.3, 0.9, 0.5};
+                    Plan plan;
+                    for (size_t trial = 0; trial < 3; ++trial) {
+                      h.Advance(seconds[trial]);
+                      h.Report(static_cast<int64_t>(trial), 1, values[trial]);
+                      h.Exit(static_cast<int64_t>(trial));
+                      plan = h.PassAndCarry();
+                    }
+                    const Action* resume = FindAction(plan, Action::Kind::kStart, 1);
+                    ASSERT_NE(resume, nullptr);
+                    EXPECT_DOUBLE_EQ(resume->until, 3);
+                    // 2 epochs at trial 1's own 5 s, with margin, and the grace period; at the
+                    // sweep's slowest (30 s per epoch) it would ask 105 s.
+                    EXPECT_DOUBLE_EQ(resume->deadline, h.now() + 2 * 5 * 1.25 + 30);
+                  }},
         Situation{"StopNotYetCarriedOutIsReissuedWithoutAnotherEvent", NoEdit,
                   [](PlannerHarness& h) {
                     h.PassAndCarry();

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -47,6 +48,24 @@ void RunBothTo(PlannerHarness& h, double resource, double v0, double v1) {
     h.Report(1, r, v1 + r / 100);
     h.PassAndCarry();
   }
+}
+
+// Trials 0 and 1 reach rung 1 after `seconds_per_epoch`; trial 1, the worse, is cut there and
+// trial 2 takes its slot. Returns trial 2's launch, which the caller checks for.
+Plan LaunchTrialTwoAfterRungOne(PlannerHarness& h, double seconds_per_epoch) {
+  h.PassAndCarry();
+  h.Advance(seconds_per_epoch);
+  h.Report(0, 1, 0.5);
+  h.Report(1, 1, 0.4);
+  h.PassAndCarry();  // trial 1 is cut at rung 1
+  return h.PassAndCarry();
+}
+
+// Advances the clock by `seconds` and passes: the deadline the pass gave `trial`, if it moved one.
+std::optional<double> DeadlineMovedAfter(PlannerHarness& h, double seconds, int64_t trial) {
+  h.Advance(seconds);
+  const Action* move = FindAction(h.PassAndCarry(), Action::Kind::kSetDeadline, trial);
+  return move ? std::optional<double>(move->deadline) : std::nullopt;
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -98,45 +117,25 @@ INSTANTIATE_TEST_SUITE_P(
         Situation{"SegmentWithoutProgressKeepsItsLaunchDeadlineUntilSigtermIsALookaheadAway",
                   NoEdit,
                   [](PlannerHarness& h) {
-                    h.PassAndCarry();
-                    h.Advance(10);  // 10 s per epoch
-                    h.Report(0, 1, 0.5);
-                    h.Report(1, 1, 0.4);
-                    h.PassAndCarry();  // trial 1 is cut at rung 1
-                    Plan plan = h.PassAndCarry();
+                    Plan plan = LaunchTrialTwoAfterRungOne(h, 10);
                     const Action* start = FindAction(plan, Action::Kind::kStart, 2);
                     ASSERT_NE(start, nullptr);
                     // To rung 1: 1 × 10 × 1.25 + 30 s of grace. SIGTERM comes at 12.5 s.
                     EXPECT_DOUBLE_EQ(start->deadline, h.now() + 42.5);
                     double launched = h.now();
-                    h.Advance(0.25);
-                    plan = h.PassAndCarry();
-                    EXPECT_EQ(FindAction(plan, Action::Kind::kSetDeadline, 2), nullptr);
+                    EXPECT_EQ(DeadlineMovedAfter(h, 0.25, 2), std::nullopt);
                     // 5 s in, SIGTERM is 7.5 s away, within the lookahead (8 s): extended by
                     // the estimate plus two lookaheads.
-                    h.Advance(4.75);
-                    plan = h.PassAndCarry();
-                    const Action* move = FindAction(plan, Action::Kind::kSetDeadline, 2);
-                    ASSERT_NE(move, nullptr);
-                    EXPECT_DOUBLE_EQ(move->deadline, launched + 5 + 12.5 + 30 + 16);
+                    EXPECT_EQ(DeadlineMovedAfter(h, 4.75, 2), launched + 5 + 12.5 + 30 + 16);
                   }},
         Situation{"ShortSegmentsGetALookaheadNoLongerThanTheirWork", NoEdit,
                   [](PlannerHarness& h) {
-                    h.PassAndCarry();
-                    h.Advance(1);  // 1 s per epoch
-                    h.Report(0, 1, 0.5);
-                    h.Report(1, 1, 0.4);
-                    h.PassAndCarry();
-                    Plan plan = h.PassAndCarry();
+                    Plan plan = LaunchTrialTwoAfterRungOne(h, 1);
                     ASSERT_NE(FindAction(plan, Action::Kind::kStart, 2), nullptr);
                     double launched = h.now();
                     // SIGTERM comes 1.25 s after the launch, within the 1 s epoch's lookahead
                     // (the 2 s minimum, not 8 s): extended by the estimate plus 2 × 2 s.
-                    h.Advance(0.25);
-                    plan = h.PassAndCarry();
-                    const Action* move = FindAction(plan, Action::Kind::kSetDeadline, 2);
-                    ASSERT_NE(move, nullptr);
-                    EXPECT_DOUBLE_EQ(move->deadline, launched + 0.25 + 1.25 + 30 + 4);
+                    EXPECT_EQ(DeadlineMovedAfter(h, 0.25, 2), launched + 0.25 + 1.25 + 30 + 4);
                   }},
         Situation{"AShrunkDeadlineKeepsHeadroomSoTheNextPassLeavesIt", NoEdit,
                   [](PlannerHarness& h) {
@@ -149,9 +148,7 @@ INSTANTIATE_TEST_SUITE_P(
                     // To rung 2 (epoch 3) at its own 10 s per epoch: 25 s, 30 s of grace, and
                     // a lookahead (8 s) twice.
                     EXPECT_DOUBLE_EQ(shrink->deadline, h.now() + 25 + 30 + 16);
-                    h.Advance(0.25);
-                    plan = h.PassAndCarry();
-                    EXPECT_EQ(FindAction(plan, Action::Kind::kSetDeadline, 0), nullptr);
+                    EXPECT_EQ(DeadlineMovedAfter(h, 0.25, 0), std::nullopt);
                   }},
         Situation{"ResumedTrialReservesAtItsOwnPaceNotTheSlowestOfTheSweep",
                   [](json& j) {

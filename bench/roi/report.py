@@ -21,6 +21,7 @@ Definitions (the same for every contender):
 """
 
 import argparse
+import bisect
 import glob
 import json
 import os
@@ -93,9 +94,9 @@ def launch_latencies(segments):
     exits = sorted(s["end"] for s in segments)
     out = []
     for s in sorted(segments, key=lambda s: s["start"])[config.PARALLELISM:]:
-        before = [e for e in exits if e <= s["start"]]
+        before = bisect.bisect_right(exits, s["start"])
         if before:
-            out.append(s["start"] - before[-1])
+            out.append(s["start"] - exits[before - 1])
     return out
 
 
@@ -107,6 +108,7 @@ def analyse_run(run_dir, epochs):
     cpu = [s["summary"].get("cpu_seconds") for s in segments]
     trainer_cpu = sum(c for c in cpu if c is not None)
     points, best = trajectory(segments, epochs)
+    latencies = launch_latencies(segments)
     starts = sorted(s["start"] for s in segments)
     ends = sorted(s["end"] for s in segments)
     return {
@@ -125,8 +127,7 @@ def analyse_run(run_dir, epochs):
         "device_seconds": device,
         "idle_slot_seconds": config.PARALLELISM * run["wall_seconds"] - device,
         "startup_seconds": starts[0] - run["start"] if starts else None,
-        "launch_latency_seconds": (statistics.median(launch_latencies(segments))
-                                   if launch_latencies(segments) else None),
+        "launch_latency_seconds": statistics.median(latencies) if latencies else None,
         "shutdown_seconds": run["end"] - ends[-1] if ends else None,
         "tree_cpu_seconds": run["tree_cpu_seconds"],
         "cpu_source": run.get("cpu_source", "RUSAGE_CHILDREN"),

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "operator/adapters/local/local_backend.h"
+#include "operator/adapters/local/process.h"
 #include "operator/adapters/prometheus/api_source.h"
 #include "operator/adapters/system_clock.h"
 #include "operator/adapters/yaml/sweep_file.h"
@@ -33,7 +34,7 @@ std::atomic<bool> g_interrupted{false};
 
 void OnSignal(int) { g_interrupted = true; }
 
-// SIGCHLD, blocked in every thread of the runner so that WaitForChildExit can take it. Children
+// SIGCHLD, blocked in every thread of the runner so that the run loop can wait for it. Children
 // do not keep the mask: each segment's supervisor sets its own.
 sigset_t BlockChildExits() {
   sigset_t set;
@@ -41,16 +42,6 @@ sigset_t BlockChildExits() {
   sigaddset(&set, SIGCHLD);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   return set;
-}
-
-// Sleeps up to `seconds`, or less when a child exits: a segment's supervisor exits as soon as its
-// trainer has, so the next pass sees the segment ended and refills its slot at once rather than
-// at the next poll. A signal (Ctrl-C) also ends the wait.
-void WaitForChildExit(const sigset_t& child_exits, double seconds) {
-  timespec timeout{};
-  timeout.tv_sec = static_cast<time_t>(seconds);
-  timeout.tv_nsec = static_cast<long>((seconds - static_cast<double>(timeout.tv_sec)) * 1e9);
-  sigtimedwait(&child_exits, nullptr, &timeout);
 }
 
 // Reads and validates a sweep file; prints every problem and returns nullopt when it is invalid.
@@ -207,7 +198,9 @@ int Run(const RunOptions& opts) {
       StatusOr<bool> ended = controller.AllSegmentsEnded();
       if (ended.ok() && *ended) break;
     }
-    WaitForChildExit(child_exits, opts.poll_seconds);
+    // Until the next poll, or less when a child exits: a segment's supervisor exits as soon as
+    // its trainer has, so the next pass refills the slot at once. Ctrl-C also ends the wait.
+    local::WaitForSignal(child_exits, opts.poll_seconds);
   }
 
   if (g_interrupted) {

@@ -16,6 +16,13 @@ double NowUnixSeconds() {
   return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
 }
 
+int WaitForSignal(const sigset_t& set, double seconds) {
+  timespec timeout{};
+  timeout.tv_sec = static_cast<time_t>(seconds);
+  timeout.tv_nsec = static_cast<long>((seconds - static_cast<double>(timeout.tv_sec)) * 1e9);
+  return sigtimedwait(&set, nullptr, &timeout);
+}
+
 std::optional<std::uint64_t> RunningProcessStartTicks(pid_t pid) {
   if (pid <= 0) return std::nullopt;
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");

@@ -1,6 +1,7 @@
 #ifndef BSW_ADAPTERS_LOCAL_PROCESS_H_
 #define BSW_ADAPTERS_LOCAL_PROCESS_H_
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -10,6 +11,10 @@ namespace bsw::local {
 
 // CLOCK_REALTIME as seconds since the Unix epoch: the clock of every time the backend records.
 double NowUnixSeconds();
+
+// Waits up to `seconds` for one of the signals in `set`, which the calling thread must block;
+// returns its number, or -1 when none came in time (or another signal's handler ran).
+int WaitForSignal(const sigset_t& set, double seconds);
 
 // The start time of process `pid` in clock ticks since boot (field 22 of /proc/<pid>/stat), or
 // nullopt when no such process runs. A zombie counts as not running. Together with the pid it

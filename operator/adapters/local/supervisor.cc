@@ -49,13 +49,6 @@ sigset_t TakeOverSignals() {
   return waited;
 }
 
-timespec ToTimespec(double seconds) {
-  timespec ts{};
-  ts.tv_sec = static_cast<time_t>(seconds);
-  ts.tv_nsec = static_cast<long>((seconds - static_cast<double>(ts.tv_sec)) * 1e9);
-  return ts;
-}
-
 std::vector<char*> CStrings(std::vector<std::string>& strings) {
   std::vector<char*> pointers;
   for (std::string& s : strings) pointers.push_back(s.data());
@@ -174,8 +167,7 @@ class Supervisor {
       double wake = std::min(next_heartbeat, now + kPollSeconds);
       if (stop_reason_.empty()) wake = std::min(wake, deadline - launch_.grace_seconds);
       if (!killed_) wake = std::min(wake, kill_at_);
-      timespec timeout = ToTimespec(std::max(wake - now, 0.001));
-      int signal_number = sigtimedwait(&waited_, nullptr, &timeout);
+      int signal_number = WaitForSignal(waited_, std::max(wake - now, 0.001));
       if (signal_number == SIGTERM || signal_number == SIGINT) {
         Terminate(kStopped, NowUnixSeconds() + launch_.grace_seconds);
       }

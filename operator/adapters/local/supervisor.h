@@ -8,7 +8,7 @@ namespace bsw::local {
 // before the program starts any thread or changes any signal handling.
 //
 // REQUIRES: argv[argc - 1] is a segment directory written by LocalBackend::Start; the arguments
-// before it (program, verb) are ignored.
+// before it (the program) are ignored.
 //
 // The supervisor claims the segment by creating status.json (a second supervisor of the same
 // segment finds it claimed and exits 0), runs the trainer in its own process group with

@@ -100,6 +100,19 @@ def launch_latencies(segments):
     return out
 
 
+def tail_idle_slot_seconds(segments, run):
+    """The idle slot-seconds from the last moment every slot ran a trainer to the command's exit:
+    the sweep's wind-down, when the contender no longer fills every slot."""
+    changes = sorted([(s["start"], 1) for s in segments] + [(s["end"], -1) for s in segments])
+    busy, full_until = 0, run["start"]
+    for t, step in changes:
+        if busy >= config.PARALLELISM:
+            full_until = t
+        busy += step
+    held = sum(max(0.0, s["end"] - max(s["start"], full_until)) for s in segments)
+    return config.PARALLELISM * (run["end"] - full_until) - held
+
+
 def analyse_run(run_dir, epochs):
     with open(os.path.join(run_dir, "run.json")) as f:
         run = json.load(f)
@@ -126,6 +139,7 @@ def analyse_run(run_dir, epochs):
                                     if s.get("stop_sent") is not None and not s["end_from_log"]],
         "device_seconds": device,
         "idle_slot_seconds": config.PARALLELISM * run["wall_seconds"] - device,
+        "tail_idle_slot_seconds": tail_idle_slot_seconds(segments, run) if segments else None,
         "startup_seconds": starts[0] - run["start"] if starts else None,
         "launch_latency_seconds": statistics.median(latencies) if latencies else None,
         "shutdown_seconds": run["end"] - ends[-1] if ends else None,
@@ -286,6 +300,8 @@ def main():
             "full_resource_configurations": spread(
                 [r["full_resource_configurations"] for r in runs]),
             "idle_slot_seconds": spread([r["idle_slot_seconds"] for r in runs]),
+            "tail_idle_slot_seconds": spread([r["tail_idle_slot_seconds"] for r in runs
+                                              if r["tail_idle_slot_seconds"] is not None]),
             "startup_seconds": spread([r["startup_seconds"] for r in runs
                                        if r["startup_seconds"] is not None]),
             "launch_latency_seconds": spread([r["launch_latency_seconds"] for r in runs
@@ -418,11 +434,13 @@ def reading(r):
                                for k, h in spent.items()) + ".")
         out.append(
             "- Idle slot-seconds count slots a contender left empty because its budget could not "
-            "pay for more, as well as its own latency: budgetsweep starts or resumes a trial only "
-            "when what is left covers the work to its next rung, so near the end a slot stays "
-            "empty and part of the budget stays unspent; the peers' drivers start trainers until "
-            "the cap and stop them there, mid-epoch, so their slots stay busy to the end and they "
-            "spend up to the whole budget. Launch latency isolates the tools' own reaction time.")
+            "pay for more, as well as its own latency. budgetsweep starts or resumes a trial only "
+            "when what is left covers the work to its next rung (with a 25% margin, the grace "
+            "period, and a running trial's deadline a lookahead ahead), so near the end a slot "
+            "stays empty and part of the budget stays unspent: the wind-down column. The peers' "
+            "drivers start trainers until the cap and stop them there, mid-epoch, so their slots "
+            "stay busy to the end and they spend up to the whole budget. Launch latency isolates "
+            "the tools' own reaction time.")
     walls = sum(run["wall_seconds"] for c in cs.values() for run in c["runs"])
     out.append(f"- The contenders' runs took {walls / 60:.0f} minutes of wall time in all.")
     return out
@@ -441,7 +459,8 @@ def markdown(r, notes, png):
     columns = ["contender", "seeds", "reached target", "device-hours to target", "% of grid",
                "final best test acc (%)", "device-hours total", "configurations",
                "at full resource", "trainer processes", "wall s",
-               "idle slot-s", "startup s", "launch latency ms", "tool CPU s"]
+               "idle slot-s", "of which in the wind-down", "startup s",
+               "launch latency ms", "tool CPU s"]
     lines = [
         "# ROI benchmark: device-hours to the grid's answer",
         "",
@@ -501,6 +520,7 @@ def markdown(r, notes, png):
             f"{fmt_spread(sm['full_resource_configurations'], 0)} | "
             f"{fmt_spread(sm['trainer_processes'], 0)} | "
             f"{fmt_spread(sm['wall_seconds'], 0)} | {fmt_spread(sm['idle_slot_seconds'], 0)} | "
+            f"{fmt_spread(sm['tail_idle_slot_seconds'], 0)} | "
             f"{fmt_spread(sm['startup_seconds'], 1)} | "
             f"{fmt_spread(sm['launch_latency_seconds'], 0, 1000)} | "
             f"{fmt_spread(sm['tool_cpu_seconds'], 1)} |")
@@ -534,6 +554,10 @@ def markdown(r, notes, png):
         "contender held (its command's whole run) but did not spend inside a trainer: start-up, "
         "decision and launch latency, shut-down, and slots left idle when there was nothing to "
         "run (the tail of a sweep, pause-mode ASHA waiting for a promotable trial).",
+        "- **of which in the wind-down**: the idle slot-seconds from the last moment every slot "
+        "ran a trainer to the contender's exit, when the budget left paid for fewer trainers "
+        "than slots; the rest is idle time while the contender still filled every slot (launch "
+        "latency, waits for a decision).",
         "- **configurations / at full resource**: distinct configurations a contender started, "
         "and how many of them a trainer process took to the full resource.",
         "- **the budget**: each contender but the grid may spend "

@@ -43,15 +43,49 @@ void Ledger::Release(double device_seconds) {
 
 double Ledger::remaining() const { return std::max(0.0, budget_ - used_ - reserved_); }
 
-void CostModel::Measure(double seconds, double units) {
-  if (units <= 0 || seconds <= 0) return;
-  recent_.push_back(seconds / units);
-  if (recent_.size() > kWindow) recent_.pop_front();
+std::optional<LinearCost> FitLinearCost(const std::vector<CostPoint>& points) {
+  std::optional<double> steepest;
+  for (size_t i = 0; i < points.size(); ++i) {
+    for (size_t j = i + 1; j < points.size(); ++j) {
+      double units = points[j].units - points[i].units;
+      if (units == 0) continue;
+      double slope = std::max(0.0, (points[j].seconds - points[i].seconds) / units);
+      steepest = std::max(steepest.value_or(0.0), slope);
+    }
+  }
+  if (!steepest) return std::nullopt;
+  LinearCost fit{0, *steepest};
+  for (const CostPoint& p : points) {
+    fit.startup = std::max(fit.startup, p.seconds - fit.per_unit * p.units);
+  }
+  return fit;
 }
 
-std::optional<double> CostModel::SecondsPerUnit() const {
-  if (recent_.empty()) return std::nullopt;
-  return *std::max_element(recent_.begin(), recent_.end());
+namespace {
+
+void Push(std::deque<double>& window, double value, size_t size) {
+  window.push_back(value);
+  if (window.size() > size) window.pop_front();
 }
+
+std::optional<double> Largest(const std::deque<double>& window) {
+  if (window.empty()) return std::nullopt;
+  return *std::max_element(window.begin(), window.end());
+}
+
+}  // namespace
+
+void CostModel::Measure(const CostPoint& point, const std::optional<CostPoint>& previous) {
+  if (point.units <= 0 || point.seconds <= 0) return;
+  Push(recent_, point.seconds / point.units, kWindow);
+  if (previous && previous->units != point.units) {
+    double slope = (point.seconds - previous->seconds) / (point.units - previous->units);
+    Push(marginal_, std::max(0.0, slope), kWindow);
+  }
+}
+
+std::optional<double> CostModel::SecondsPerUnit() const { return Largest(recent_); }
+
+std::optional<double> CostModel::MarginalSecondsPerUnit() const { return Largest(marginal_); }
 
 }  // namespace bsw

@@ -48,20 +48,45 @@ class Ledger {
   double reserved_ = 0;
 };
 
+// One measurement of a segment: it took `seconds` from its start (so start-up included) to go
+// through `units` resource units.
+struct CostPoint {
+  double units = 0;
+  double seconds = 0;
+};
+
+// A segment's device-seconds as a fixed start-up plus a pace per resource unit.
+struct LinearCost {
+  double startup = 0;
+  double per_unit = 0;
+  double Of(double units) const { return startup + per_unit * units; }
+};
+
+// The line that covers every one of a trial's measurements: the steepest slope between two of
+// them (never below 0), and the start-up the costliest one needs at that slope. nullopt without
+// two measurements of different lengths.
+std::optional<LinearCost> FitLinearCost(const std::vector<CostPoint>& points);
+
 // Seconds one device needs per resource unit, from measured progress. Until a measurement exists
 // the estimate is unknown, and the planner gives a new trial an equal share of what is unreserved.
 class CostModel {
  public:
-  // Records that a segment took `seconds` (from its start, so start-up is included) to go through
-  // `units` resource units.
-  void Measure(double seconds, double units);
+  // Records one measurement; `previous` is the same trial's measurement before it, if any. Two
+  // measurements of one trial of different lengths also give a pace without the start-up.
+  void Measure(const CostPoint& point, const std::optional<CostPoint>& previous = std::nullopt);
 
-  // The slowest of the recent measurements: a trial reserved this much rarely hits its deadline.
+  // The slowest of the recent measurements, start-up included: a trial reserved this much rarely
+  // hits its deadline.
   std::optional<double> SecondsPerUnit() const;
+
+  // The steepest of the recent paces between two measurements of one trial: what a unit costs
+  // once the trainer is running. Unknown until some trial has two of different lengths.
+  std::optional<double> MarginalSecondsPerUnit() const;
 
  private:
   static constexpr size_t kWindow = 16;
   std::deque<double> recent_;
+  std::deque<double> marginal_;
 };
 
 }  // namespace bsw

@@ -54,27 +54,46 @@ class Planner {
   }
 
  private:
-  // Device-seconds to reserve for `units` of new work; nullopt when no measurement exists yet.
-  std::optional<double> CostOf(double units, std::optional<double> seconds_per_unit) const {
-    if (!seconds_per_unit) return std::nullopt;
-    double seconds = *seconds_per_unit * units * options_.reservation_margin + spec_.grace_seconds;
-    return devices_ * std::max(seconds, options_.min_reservation_seconds);
+  // Device-seconds to reserve for a segment that needs `seconds` on each device; nullopt when no
+  // measurement exists yet.
+  std::optional<double> CostOf(std::optional<double> seconds) const {
+    if (!seconds) return std::nullopt;
+    double reserved = *seconds * options_.reservation_margin + spec_.grace_seconds;
+    return devices_ * std::max(reserved, options_.min_reservation_seconds);
   }
 
-  // The pace to reserve trial `index`'s work at: its own where it has reached a rung before (a
-  // resumed trial: its parameters and start-up, not the slowest of the sweep), otherwise the
-  // slowest recent one.
-  std::optional<double> PaceOf(int64_t index) const {
+  // Seconds per unit that trial `t` needs once its trainer is running: its own where two of its
+  // measurements give it; else the sweep's steepest recent one, but no more than its own with
+  // the start-up included; else the slowest recent pace of the sweep, start-up included.
+  std::optional<double> MarginalPace(const Trial& t) const {
+    if (std::optional<LinearCost> own = FitLinearCost(t.measured)) return own->per_unit;
+    std::optional<double> sweep = model_.cost_model().MarginalSecondsPerUnit();
+    if (t.measured.empty()) return sweep ? sweep : model_.cost_model().SecondsPerUnit();
+    double inclusive = t.measured.back().seconds / t.measured.back().units;
+    return sweep ? std::min(*sweep, inclusive) : inclusive;
+  }
+
+  // Seconds a new segment of trial `index` needs for `units` from its start, start-up included: a
+  // resumed trial at its own start-up and pace (its parameters, not the slowest of the sweep's),
+  // from its latest measurement on at MarginalPace; a new trial at the slowest recent pace.
+  std::optional<double> SegmentSeconds(int64_t index, double units) const {
     if (index < model_.trial_count()) {
-      if (std::optional<double> own = model_.trial(index).seconds_per_unit) return own;
+      const Trial& t = model_.trial(index);
+      if (std::optional<LinearCost> own = FitLinearCost(t.measured)) return own->Of(units);
+      if (!t.measured.empty()) {
+        const CostPoint& latest = t.measured.back();
+        return latest.seconds + *MarginalPace(t) * (units - latest.units);
+      }
     }
-    return model_.cost_model().SecondsPerUnit();
+    std::optional<double> pace = model_.cost_model().SecondsPerUnit();
+    if (!pace) return std::nullopt;
+    return *pace * units;
   }
 
   // Device-seconds a new segment of trial `index` from `from` to `until` asks admission for. The
   // reservation covers the work up to ReservedUntil; AdjustDeadline extends it from there.
   double Requested(int64_t index, double from, double until, int free_slots) const {
-    std::optional<double> cost = CostOf(ReservedUntil(from, until) - from, PaceOf(index));
+    std::optional<double> cost = CostOf(SegmentSeconds(index, ReservedUntil(from, until) - from));
     // Without any measurement, a new segment gets an equal share of what is still unreserved,
     // but no less than the grace period plus the minimum: the supervisor sends SIGTERM a grace
     // period before the deadline, so a smaller share would stop the trial as it starts, charge it
@@ -259,29 +278,44 @@ class Planner {
   void AdjustDeadline(const Trial& t, const SegmentRecord& seg, const SegmentStatus& st,
                       const TrialMetrics* metrics) {
     double progress = std::max(t.progress(), seg.from);
+    // The seconds per unit of what is left, from the segment's own progress where it reported
+    // some: since its latest rung value (so without the start-up) once it went past it.
     std::optional<double> own_pace;
     if (metrics && metrics->resource_completed && st.started_unix_seconds &&
         *metrics->resource_completed > seg.from) {
       progress = std::max(progress, *metrics->resource_completed);
-      own_pace = (now_ - *st.started_unix_seconds) / (*metrics->resource_completed - seg.from);
+      double elapsed = now_ - *st.started_unix_seconds;
+      double done = *metrics->resource_completed - seg.from;
+      if (!seg.measured || options_.deadlines_only_shrink) {
+        // From the segment's start: start-up included, and no shorter for a rung value seen late
+        // (through a scrape interval), which is all a deadline that cannot grow back may go by.
+        own_pace = elapsed / done;
+      } else if (done > seg.measured->units && elapsed > seg.measured->seconds) {
+        own_pace = (elapsed - seg.measured->seconds) / (done - seg.measured->units);
+      } else {
+        own_pace = MarginalPace(t);
+      }
     }
-    std::optional<double> pace = own_pace ? own_pace : PaceOf(t.index);
-    if (!pace) return;
     double target = ReservedUntil(progress, seg.until);
+    // Without progress of its own, what is left is a whole segment's work, start-up included.
+    std::optional<double> work = own_pace ? std::optional(*own_pace * (target - progress))
+                                          : SegmentSeconds(t.index, target - progress);
+    if (!work) return;
+    double pace = own_pace ? *own_pace : *work / std::max(1.0, target - progress);
     // The supervisor sends SIGTERM at deadline - grace, so the deadline must stay ahead of the
-    // work left plus the grace period plus a lookahead of a few passes. Hysteresis: extend with
-    // that much headroom again and shrink only by a clear margin, so a deadline moves a few times
-    // per rung rather than on every pass. The lookahead is no longer than the segment's own work,
-    // so that short segments do not hold several times what they need.
-    double lookahead =
-        std::min(4 * options_.deadline_slack_seconds,
-                 std::max(options_.deadline_slack_seconds, *pace * (target - seg.from)));
+    // work left plus the grace period plus a lookahead. Hysteresis: extend with that much headroom
+    // again and shrink only by a clear margin, so a deadline moves about once per unit rather
+    // than on every pass. The lookahead is a unit's work at its pace (within 1 to 4 times the
+    // slack): at that pace the deadline stays ahead until the next unit reports, yet holds back
+    // little of the budget.
+    double lookahead = std::min(4 * options_.deadline_slack_seconds,
+                                std::max(options_.deadline_slack_seconds, pace));
     // Without progress since it started, a segment has nothing new to go by: its deadline holds
     // the launch's estimate until SIGTERM comes within the lookahead.
     double deadline = st.deadline_unix_seconds;
     if (!own_pace && deadline - spec_.grace_seconds - now_ > lookahead) return;
-    double needed = now_ + *pace * std::max(0.0, target - progress) * options_.reservation_margin +
-                    spec_.grace_seconds + lookahead;
+    double needed =
+        now_ + std::max(0.0, *work) * options_.reservation_margin + spec_.grace_seconds + lookahead;
     if (needed > deadline) {
       if (options_.deadlines_only_shrink) return;  // it runs to its deadline, as admitted
       needed += lookahead;
@@ -480,8 +514,8 @@ class Planner {
     }
     std::optional<AshaScheduler::Promotion> leader = model_.scheduler().Leader();
     if (!leader) return std::nullopt;
-    std::optional<double> cost =
-        CostOf(model_.rungs().max() - model_.rungs().at(leader->rung), PaceOf(leader->trial));
+    std::optional<double> cost = CostOf(
+        SegmentSeconds(leader->trial, model_.rungs().max() - model_.rungs().at(leader->rung)));
     if (!cost || *cost > ledger_.remaining()) return std::nullopt;
     return Reserve{leader->trial, leader->rung, *cost};
   }

@@ -222,8 +222,12 @@ void SweepModel::RecordValue(Trial& t, const Event& e) {
   if (rung < 0 || t.rung_values.contains(e.resource)) return;
   t.rung_values[e.resource] = e.value;
   t.last_value_at = e.at;
-  cost_.Measure(e.seconds, e.units);
-  if (e.units > 0 && e.seconds > 0) t.seconds_per_unit = e.seconds / e.units;
+  if (e.units > 0 && e.seconds > 0) {
+    CostPoint point{e.units, e.seconds};
+    cost_.Measure(point, t.measured.empty() ? std::nullopt : std::optional(t.measured.back()));
+    t.measured.push_back(point);
+    if (!t.segments.empty()) t.segments.back().measured = point;
+  }
   if (!best_ || Better(spec_.goal, e.value, best_->value)) {
     best_ = BestResult{t.index, e.value, e.resource};
   }
@@ -277,10 +281,16 @@ Status SweepModel::Apply(const Event& e) {
   if (t == nullptr)
     return InvalidArgumentError("event for unknown trial " + std::to_string(e.trial));
   switch (e.type) {
-    case Type::kSegmentLaunched:
-      t->segments.push_back(SegmentRecord{e.segment, e.from, e.until, e.deadline, e.at, false});
+    case Type::kSegmentLaunched: {
+      SegmentRecord& seg = t->segments.emplace_back();
+      seg.number = e.segment;
+      seg.from = e.from;
+      seg.until = e.until;
+      seg.deadline = e.deadline;
+      seg.launched_at = e.at;
       SetPhase(*t, TrialPhase::kRunning);
       break;
+    }
     case Type::kValueRecorded:
       RecordValue(*t, e);
       break;

@@ -91,6 +91,8 @@ struct SegmentRecord {
   double started = 0;
   double finished = 0;
   int devices = 0;
+  // Its latest rung value's seconds from the segment's start and units from `from`.
+  std::optional<CostPoint> measured;
 };
 
 struct Trial {
@@ -103,9 +105,9 @@ struct Trial {
   std::map<double, double> rung_values;  // objective at each rung's resource
   std::vector<SegmentRecord> segments;
   double last_value_at = 0;  // when the latest rung value was recorded
-  // Seconds per resource unit to its latest rung value, from its segment's start (so start-up
-  // included); unset before the first. What the trial itself costs when it resumes.
-  std::optional<double> seconds_per_unit;
+  // One per rung value: the seconds from its segment's start (so start-up included) and the units
+  // from the segment's `from`. What the trial itself costs when it goes on or resumes.
+  std::vector<CostPoint> measured;
   int failures = 0;
   bool stop_requested = false;
   // Stop mode: set when a rung decided against the trial; the planner then stops it.

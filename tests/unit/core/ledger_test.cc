@@ -112,19 +112,49 @@ TEST(Denial, MessageSaysReasonRequestedAndRemainingInGpuHours) {
 TEST(CostModel, IsUnknownUntilSomethingWasMeasured) {
   CostModel cost;
   EXPECT_EQ(cost.SecondsPerUnit(), std::nullopt);
-  cost.Measure(0, 3);
-  cost.Measure(10, 0);
+  cost.Measure({3, 0});
+  cost.Measure({0, 10});
   EXPECT_EQ(cost.SecondsPerUnit(), std::nullopt);
+  EXPECT_EQ(cost.MarginalSecondsPerUnit(), std::nullopt);
 }
 
 TEST(CostModel, EstimatesWithTheSlowestOfTheRecentMeasurements) {
   CostModel cost;
-  cost.Measure(30, 3);
-  cost.Measure(100, 2);
-  cost.Measure(12, 4);
+  cost.Measure({3, 30});
+  cost.Measure({2, 100});
+  cost.Measure({4, 12});
   EXPECT_DOUBLE_EQ(*cost.SecondsPerUnit(), 50);
-  for (int i = 0; i < 16; ++i) cost.Measure(20, 2);
+  for (int i = 0; i < 16; ++i) cost.Measure({2, 20});
   EXPECT_DOUBLE_EQ(*cost.SecondsPerUnit(), 10);  // the slow one aged out of the window
+}
+
+TEST(CostModel, TwoMeasurementsOfOneTrialGiveThePaceWithoutTheStartUp) {
+  CostModel cost;
+  cost.Measure({1, 12});
+  EXPECT_EQ(cost.MarginalSecondsPerUnit(), std::nullopt);
+  cost.Measure({3, 16}, CostPoint{1, 12});  // 10 s of start-up, 2 s per unit
+  EXPECT_DOUBLE_EQ(*cost.MarginalSecondsPerUnit(), 2);
+  EXPECT_DOUBLE_EQ(*cost.SecondsPerUnit(), 12);
+  cost.Measure({1, 14}, CostPoint{1, 12});  // the same length: no pace between them
+  cost.Measure({2, 20}, CostPoint{1, 14});
+  EXPECT_DOUBLE_EQ(*cost.MarginalSecondsPerUnit(), 6);  // the steepest recent one
+}
+
+TEST(FitLinearCost, CoversEveryMeasurementWithTheSteepestSlope) {
+  EXPECT_EQ(FitLinearCost({}), std::nullopt);
+  EXPECT_EQ(FitLinearCost({{1, 10}, {1, 12}}), std::nullopt);
+  std::optional<LinearCost> fit = FitLinearCost({{1, 10}, {2, 11}, {6, 17}});
+  ASSERT_TRUE(fit.has_value());
+  EXPECT_DOUBLE_EQ(fit->per_unit, 1.5);  // 2 -> 6 is steeper than 1 -> 2
+  EXPECT_DOUBLE_EQ(fit->startup, 8.5);   // what 1 unit in 10 s needs at 1.5 s per unit
+  for (CostPoint p : {CostPoint{1, 10}, CostPoint{2, 11}, CostPoint{6, 17}}) {
+    EXPECT_GE(fit->Of(p.units), p.seconds);
+  }
+  // A longer segment that took less time (a faster machine) gives no negative pace.
+  fit = FitLinearCost({{1, 10}, {3, 8}});
+  ASSERT_TRUE(fit.has_value());
+  EXPECT_DOUBLE_EQ(fit->per_unit, 0);
+  EXPECT_DOUBLE_EQ(fit->startup, 10);
 }
 
 // Simulates a controller that admits segments, lets the backend run them (never past their

@@ -150,6 +150,34 @@ INSTANTIATE_TEST_SUITE_P(
                     EXPECT_DOUBLE_EQ(shrink->deadline, h.now() + 25 + 30 + 16);
                     EXPECT_EQ(DeadlineMovedAfter(h, 0.25, 0), std::nullopt);
                   }},
+        Situation{"PastARungTheRestIsReservedAtThePaceSinceTheRungWithoutTheStartUp", NoEdit,
+                  [](PlannerHarness& h) {
+                    h.PassAndCarry();
+                    h.Advance(10);  // 10 s to epoch 1, most of it the trainer's start-up
+                    h.Report(0, 1, 0.5);
+                    h.PassAndCarry();  // to rung 2 at 10 s per epoch: now + 25 + 30 + 16
+                    // Epoch 2 takes 2 s: the 1 epoch left to rung 2 needs 2 × 1.25 s, with 30 s
+                    // of grace and a lookahead of one epoch at that pace (at least 2 s), twice.
+                    // From the segment's start (6 s per epoch) it would keep 53.5 s.
+                    h.observed().metrics[h.model().TrialName(0)].resource_completed = 2;
+                    std::optional<double> moved = DeadlineMovedAfter(h, 2, 0);
+                    ASSERT_TRUE(moved.has_value());
+                    EXPECT_DOUBLE_EQ(*moved - h.now(), 2.5 + 30 + 4);
+                  }},
+        Situation{"AtARungTheRestIsReservedAtTheTrialsOwnPaceWithoutTheStartUp", NoEdit,
+                  [](PlannerHarness& h) {
+                    h.PassAndCarry();
+                    h.Advance(10);
+                    h.Report(0, 1, 0.5);
+                    h.PassAndCarry();
+                    // Epoch 3 after 14 s: 8 s of start-up and 2 s per epoch. The 6 epochs to the
+                    // end need 6 × 2 × 1.25 s; from the start (4.67 s per epoch) it would extend
+                    // the deadline to now + 35 + 30 + 16.
+                    h.Report(0, 3, 0.6);
+                    std::optional<double> moved = DeadlineMovedAfter(h, 4, 0);
+                    ASSERT_TRUE(moved.has_value());
+                    EXPECT_DOUBLE_EQ(*moved - h.now(), 15 + 30 + 4);
+                  }},
         Situation{"ResumedTrialReservesAtItsOwnPaceNotTheSlowestOfTheSweep",
                   [](json& j) {
                     j["spec"]["scheduler"]["mode"] = "pause";
@@ -521,14 +549,20 @@ TEST(NewRungValues, RecordsOnlyMilestonesNotYetRecordedWithTheProgressTheyMeasur
   EXPECT_TRUE(NewRungValues(h.model(), h.observed(), h.now()).empty());
 }
 
-// On Kubernetes activeDeadlineSeconds can only decrease: a segment reserves its whole run at
-// launch, and its deadline moves only earlier.
-TEST(ComputePlan, WhereDeadlinesOnlyShrinkASegmentReservesItsWholeRunAndIsNeverExtended) {
-  StatusOr<SweepSpec> spec = ParseSweep(testing::TableSweep());
-  ASSERT_TRUE(spec.ok()) << spec.status().message();
-  PlannerOptions options;
-  options.deadlines_only_shrink = true;
-  PlannerHarness h(*spec, options);
+// On Kubernetes activeDeadlineSeconds can only decrease.
+class WhereDeadlinesOnlyShrink : public ::testing::Test {
+ protected:
+  static PlannerOptions ShrinkOnly() {
+    PlannerOptions options;
+    options.deadlines_only_shrink = true;
+    return options;
+  }
+
+  PlannerHarness h{ParseSweep(testing::TableSweep()).value(), ShrinkOnly()};
+};
+
+// A segment reserves its whole run at launch, and its deadline moves only earlier.
+TEST_F(WhereDeadlinesOnlyShrink, ASegmentReservesItsWholeRunAndIsNeverExtended) {
   Plan plan = h.PassAndCarry();
   ASSERT_EQ(CountActions(plan, Action::Kind::kStart), 2);
   double first_deadline = plan.actions[0].deadline;
@@ -562,6 +596,21 @@ TEST(ComputePlan, WhereDeadlinesOnlyShrinkASegmentReservesItsWholeRunAndIsNeverE
   const Action* start = FindAction(plan, Action::Kind::kStart, 2);
   ASSERT_NE(start, nullptr);
   EXPECT_GE(start->deadline - h.now(), 9 * 10 * 1.25);
+}
+
+// A deadline that cannot grow back is shrunk only on the pace from the segment's start: a rung
+// value seen late (Prometheus scrapes at intervals) would make the pace since it look too fast.
+TEST_F(WhereDeadlinesOnlyShrink, ThePaceIsTakenFromTheSegmentsStart) {
+  h.PassAndCarry();
+  h.Advance(10);
+  h.Report(0, 1, 0.8);
+  h.PassAndCarry();
+  // Epoch 2 comes 2 s after epoch 1 was seen: 6 s per epoch from the start, 2 s since the rung.
+  h.Advance(2);
+  h.observed().metrics[h.model().TrialName(0)].resource_completed = 2;
+  const Action* shrink = FindAction(h.PassAndCarry(), Action::Kind::kSetDeadline, 0);
+  ASSERT_NE(shrink, nullptr);
+  EXPECT_GE(shrink->deadline - h.now(), 7 * 6 * 1.25 + 30);
 }
 
 }  // namespace

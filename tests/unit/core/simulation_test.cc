@@ -397,10 +397,10 @@ TEST(Simulation, DifferentSeedsGiveDifferentSweeps) {
   EXPECT_NE(Dump(Simulate(a).journal), Dump(Simulate(b).journal));
 }
 TEST(Simulation, StuckPauseSweepBug_FailedTopTrialDoesNotKeepTheSweepRunningForever) {
-  // Trial 7 records the best value at rung 1 and then fails for good: it held the rung's only
+  // A trial records the best value at rung 1 and then fails for good: it held the rung's only
   // promotion, the sweep had nothing to run and never finished.
   SimOptions o;
-  o.seed = 5179;
+  o.seed = 35;
   o.mode = AshaMode::kPause;
   o.max_trials = 9;
   o.parallelism = 1;
@@ -408,8 +408,22 @@ TEST(Simulation, StuckPauseSweepBug_FailedTopTrialDoesNotKeepTheSweepRunningFore
   o.crash_probability = 0.3;
   SimResult r = Simulate(o);
   EXPECT_EQ(r.phase, SweepPhase::kCompleted);
-  EXPECT_EQ(r.counts.at(TrialPhase::kFailed), 1);
+  ASSERT_EQ(r.counts.at(TrialPhase::kFailed), 1);
   ExpectSoundSweep(o, r);
+  // The seed still makes the situation: the failed trial is the one that was best at rung 1.
+  SweepModel replayed = Replay(o, r.journal);
+  std::optional<int64_t> failed, best_at_rung_one;
+  for (int64_t i = 0; i < replayed.trial_count(); ++i) {
+    const Trial& t = replayed.trial(i);
+    if (t.phase == TrialPhase::kFailed) failed = i;
+    if (!t.rung_values.contains(1)) continue;
+    if (!best_at_rung_one ||
+        t.rung_values.at(1) > replayed.trial(*best_at_rung_one).rung_values.at(1)) {
+      best_at_rung_one = i;
+    }
+  }
+  EXPECT_EQ(failed, best_at_rung_one);
+  EXPECT_EQ(replayed.trial(*failed).progress(), 1);
 }
 
 }  // namespace

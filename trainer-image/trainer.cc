@@ -163,12 +163,16 @@ class Session {
       case Ending::kProbed:
         break;
     }
-    StatusOr<Evaluation> test = Evaluate(*test_loader_, splits_.test->size());
-    if (!test.ok()) return Failure(test.status());
-    test_accuracy_ = test->accuracy;
-    metrics_->SetObjective("test_accuracy", state_.epochs_completed, test->accuracy);
-    Linger();
+    // The test set is for the finished run only: a run paused at a rung has no use for it, and
+    // evaluating it there would cost each pause-mode segment a test pass.
     const bool paused = o_.until < o_.epochs;
+    if (!paused) {
+      StatusOr<Evaluation> test = Evaluate(*test_loader_, splits_.test->size());
+      if (!test.ok()) return Failure(test.status());
+      test_accuracy_ = test->accuracy;
+      metrics_->SetObjective("test_accuracy", state_.epochs_completed, test->accuracy);
+    }
+    Linger();
     return Outcome(kExitOk, paused ? "paused at epoch " + std::to_string(o_.until) + " of " +
                                          std::to_string(o_.epochs) + " (--until)"
                                    : "finished " + std::to_string(o_.epochs) + " epochs");

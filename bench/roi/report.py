@@ -421,10 +421,10 @@ def reading(r):
         out.append(
             f"- Trainer CPU time per process: median {statistics.median(one):.1f} s for one epoch "
             f"(pause mode's first segments), {statistics.median(full):.1f} s for "
-            f"{t['epochs']} (the grid): about {per_epoch:.1f} s per epoch and "
+            f"{t['epochs']} (the grid): about {per_epoch:.1f} s per further epoch (a full run's "
+            "test evaluation at its end spread over them) and "
             f"{statistics.median(one) - per_epoch:.1f} s fixed per process (start, loading the "
-            "data, the test evaluation at the end), which weighs on one-epoch ASHA trials and on "
-            "pause mode's extra processes.")
+            "data), which weighs on one-epoch ASHA trials and on pause mode's extra processes.")
     budget = t["budget_device_hours"]
     spent = {key: max(run["device_seconds"] / 3600 for run in cs[key]["runs"])
              for key in ("random", "asha-stop", "asha-pause", "optuna", "ray") if cs[key]["runs"]}

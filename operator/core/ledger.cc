@@ -43,20 +43,24 @@ void Ledger::Release(double device_seconds) {
 
 double Ledger::remaining() const { return std::max(0.0, budget_ - used_ - reserved_); }
 
-std::optional<LinearCost> FitLinearCost(const std::vector<CostPoint>& points) {
+std::optional<LinearCost> FitLinearCost(const std::vector<std::vector<CostPoint>>& segments) {
   std::optional<double> steepest;
-  for (size_t i = 0; i < points.size(); ++i) {
-    for (size_t j = i + 1; j < points.size(); ++j) {
-      double units = points[j].units - points[i].units;
-      if (units == 0) continue;
-      double slope = std::max(0.0, (points[j].seconds - points[i].seconds) / units);
-      steepest = std::max(steepest.value_or(0.0), slope);
+  for (const std::vector<CostPoint>& points : segments) {
+    for (size_t i = 0; i < points.size(); ++i) {
+      for (size_t j = i + 1; j < points.size(); ++j) {
+        double units = points[j].units - points[i].units;
+        if (units == 0) continue;
+        double slope = std::max(0.0, (points[j].seconds - points[i].seconds) / units);
+        steepest = std::max(steepest.value_or(0.0), slope);
+      }
     }
   }
   if (!steepest) return std::nullopt;
   LinearCost fit{0, *steepest};
-  for (const CostPoint& p : points) {
-    fit.startup = std::max(fit.startup, p.seconds - fit.per_unit * p.units);
+  for (const std::vector<CostPoint>& points : segments) {
+    for (const CostPoint& p : points) {
+      fit.startup = std::max(fit.startup, p.seconds - fit.per_unit * p.units);
+    }
   }
   return fit;
 }

@@ -62,25 +62,27 @@ struct LinearCost {
   double Of(double units) const { return startup + per_unit * units; }
 };
 
-// The line that covers every one of a trial's measurements: the steepest slope between two of
-// them (never below 0), and the start-up the costliest one needs at that slope. nullopt without
-// two measurements of different lengths.
-std::optional<LinearCost> FitLinearCost(const std::vector<CostPoint>& points);
+// The line that covers every one of a trial's measurements, given segment by segment: the
+// steepest slope between two measurements of one segment (never below 0; two of one segment
+// share its start-up, two of different segments need not), and the start-up the costliest
+// measurement of any segment needs at that slope. nullopt without two measurements of different
+// lengths in one segment.
+std::optional<LinearCost> FitLinearCost(const std::vector<std::vector<CostPoint>>& segments);
 
 // Seconds one device needs per resource unit, from measured progress. Until a measurement exists
 // the estimate is unknown, and the planner gives a new trial an equal share of what is unreserved.
 class CostModel {
  public:
-  // Records one measurement; `previous` is the same trial's measurement before it, if any. Two
-  // measurements of one trial of different lengths also give a pace without the start-up.
+  // Records one measurement; `previous` is the one before it in the same segment, if any. Two
+  // measurements of one segment of different lengths also give a pace without the start-up.
   void Measure(const CostPoint& point, const std::optional<CostPoint>& previous = std::nullopt);
 
   // The slowest of the recent measurements, start-up included: a trial reserved this much rarely
   // hits its deadline.
   std::optional<double> SecondsPerUnit() const;
 
-  // The steepest of the recent paces between two measurements of one trial: what a unit costs
-  // once the trainer is running. Unknown until some trial has two of different lengths.
+  // The steepest of the recent paces between two measurements of one segment: what a unit costs
+  // once the trainer is running. Unknown until some segment has two of different lengths.
   std::optional<double> MarginalSecondsPerUnit() const;
 
  private:

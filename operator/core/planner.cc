@@ -62,14 +62,30 @@ class Planner {
     return devices_ * std::max(reserved, options_.min_reservation_seconds);
   }
 
-  // Seconds per unit that trial `t` needs once its trainer is running: its own where two of its
-  // measurements give it; else the sweep's steepest recent one, but no more than its own with
-  // the start-up included; else the slowest recent pace of the sweep, start-up included.
+  // Trial `t`'s own start-up and pace, where two rung values of one of its segments give them.
+  static std::optional<LinearCost> OwnCost(const Trial& t) {
+    std::vector<std::vector<CostPoint>> by_segment;
+    for (const SegmentRecord& seg : t.segments) by_segment.push_back(seg.measured);
+    return FitLinearCost(by_segment);
+  }
+
+  // Trial `t`'s latest measurement, if any.
+  static const CostPoint* Latest(const Trial& t) {
+    for (auto seg = t.segments.rbegin(); seg != t.segments.rend(); ++seg) {
+      if (!seg->measured.empty()) return &seg->measured.back();
+    }
+    return nullptr;
+  }
+
+  // Seconds per unit that trial `t` needs once its trainer is running: its own where it has one
+  // (OwnCost); else the sweep's steepest recent one, but no more than its own with the start-up
+  // included; else the slowest recent pace of the sweep, start-up included.
   std::optional<double> MarginalPace(const Trial& t) const {
-    if (std::optional<LinearCost> own = FitLinearCost(t.measured)) return own->per_unit;
+    if (std::optional<LinearCost> own = OwnCost(t)) return own->per_unit;
     std::optional<double> sweep = model_.cost_model().MarginalSecondsPerUnit();
-    if (t.measured.empty()) return sweep ? sweep : model_.cost_model().SecondsPerUnit();
-    double inclusive = t.measured.back().seconds / t.measured.back().units;
+    const CostPoint* latest = Latest(t);
+    if (latest == nullptr) return sweep ? sweep : model_.cost_model().SecondsPerUnit();
+    double inclusive = latest->seconds / latest->units;
     return sweep ? std::min(*sweep, inclusive) : inclusive;
   }
 
@@ -79,10 +95,9 @@ class Planner {
   std::optional<double> SegmentSeconds(int64_t index, double units) const {
     if (index < model_.trial_count()) {
       const Trial& t = model_.trial(index);
-      if (std::optional<LinearCost> own = FitLinearCost(t.measured)) return own->Of(units);
-      if (!t.measured.empty()) {
-        const CostPoint& latest = t.measured.back();
-        return latest.seconds + *MarginalPace(t) * (units - latest.units);
+      if (std::optional<LinearCost> own = OwnCost(t)) return own->Of(units);
+      if (const CostPoint* latest = Latest(t)) {
+        return latest->seconds + *MarginalPace(t) * (units - latest->units);
       }
     }
     std::optional<double> pace = model_.cost_model().SecondsPerUnit();
@@ -286,12 +301,13 @@ class Planner {
       progress = std::max(progress, *metrics->resource_completed);
       double elapsed = now_ - *st.started_unix_seconds;
       double done = *metrics->resource_completed - seg.from;
-      if (!seg.measured || options_.deadlines_only_shrink) {
+      if (seg.measured.empty() || options_.deadlines_only_shrink) {
         // From the segment's start: start-up included, and no shorter for a rung value seen late
         // (through a scrape interval), which is all a deadline that cannot grow back may go by.
         own_pace = elapsed / done;
-      } else if (done > seg.measured->units && elapsed > seg.measured->seconds) {
-        own_pace = (elapsed - seg.measured->seconds) / (done - seg.measured->units);
+      } else if (const CostPoint& rung = seg.measured.back();
+                 done > rung.units && elapsed > rung.seconds) {
+        own_pace = (elapsed - rung.seconds) / (done - rung.units);
       } else {
         own_pace = MarginalPace(t);
       }

@@ -222,11 +222,11 @@ void SweepModel::RecordValue(Trial& t, const Event& e) {
   if (rung < 0 || t.rung_values.contains(e.resource)) return;
   t.rung_values[e.resource] = e.value;
   t.last_value_at = e.at;
-  if (e.units > 0 && e.seconds > 0) {
+  if (e.units > 0 && e.seconds > 0 && !t.segments.empty()) {
+    std::vector<CostPoint>& measured = t.segments.back().measured;
     CostPoint point{e.units, e.seconds};
-    cost_.Measure(point, t.measured.empty() ? std::nullopt : std::optional(t.measured.back()));
-    t.measured.push_back(point);
-    if (!t.segments.empty()) t.segments.back().measured = point;
+    cost_.Measure(point, measured.empty() ? std::nullopt : std::optional(measured.back()));
+    measured.push_back(point);
   }
   if (!best_ || Better(spec_.goal, e.value, best_->value)) {
     best_ = BestResult{t.index, e.value, e.resource};

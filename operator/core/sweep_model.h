@@ -91,8 +91,9 @@ struct SegmentRecord {
   double started = 0;
   double finished = 0;
   int devices = 0;
-  // Its latest rung value's seconds from the segment's start and units from `from`.
-  std::optional<CostPoint> measured;
+  // One per rung value it reported: the seconds from its start (so start-up included) and the
+  // units from `from`. What the trial costs when it goes on or resumes.
+  std::vector<CostPoint> measured;
 };
 
 struct Trial {
@@ -105,9 +106,6 @@ struct Trial {
   std::map<double, double> rung_values;  // objective at each rung's resource
   std::vector<SegmentRecord> segments;
   double last_value_at = 0;  // when the latest rung value was recorded
-  // One per rung value: the seconds from its segment's start (so start-up included) and the units
-  // from the segment's `from`. What the trial itself costs when it goes on or resumes.
-  std::vector<CostPoint> measured;
   int failures = 0;
   bool stop_requested = false;
   // Stop mode: set when a rung decided against the trial; the planner then stops it.

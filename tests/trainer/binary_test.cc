@@ -97,6 +97,7 @@ TEST(TrainerBinary, PausedAndResumedRunReproducesTheUninterruptedLossTrajectory)
                  {"BUDGETSWEEP_UNTIL=1", "BUDGETSWEEP_CHECKPOINT_DIR=" + dir});
   ASSERT_EQ(first.exit_code, 0) << first.err;
   EXPECT_NE(first.err.find("paused at epoch 1"), std::string::npos) << first.err;
+  EXPECT_EQ(SummaryField(first.out, "test_accuracy"), "null");  // no test pass at a pause
   EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(dir) / "checkpoint.pt"));
 
   const ProcessResult second =
@@ -107,6 +108,8 @@ TEST(TrainerBinary, PausedAndResumedRunReproducesTheUninterruptedLossTrajectory)
   EXPECT_EQ(SummaryField(second.out, "validation_accuracy"),
             SummaryField(whole.out, "validation_accuracy"));
   EXPECT_EQ(SummaryField(second.out, "epochs"), "3");
+  EXPECT_EQ(SummaryField(second.out, "test_accuracy"), SummaryField(whole.out, "test_accuracy"));
+  EXPECT_NE(SummaryField(whole.out, "test_accuracy"), "null");
 
   ExpectBadInput(
       RunTrainer(With(SmallRunFlags(), {"--epochs=3", "--lr=0.5", "--checkpoint-dir=" + dir})),

@@ -452,15 +452,24 @@ StatusOr<std::vector<SegmentStatus>> PodBackend::List() {
 }
 
 Status ReleasePod(Client& client, const std::string& ns, const std::string& name) {
-  bool ended = false;
-  Status released = RetryOnConflict([&]() -> Status {
-    StatusOr<Json> pod = client.Get(kPods, ns, name);
-    if (!pod.ok()) return IsNotFound(pod.status()) ? OkStatus() : pod.status();
-    std::string phase = (*pod).value("/status/phase"_json_pointer, "");
-    ended = phase == "Succeeded" || phase == "Failed";
+  // An ended pod is deleted before the finalizer comes off: the finalizer keeps it (deleted,
+  // charge held) until then, so a crash between the two leaves it for the next pass to release
+  // again, never a finished pod without the finalizer that no pass would look at.
+  StatusOr<Json> pod = client.Get(kPods, ns, name);
+  if (!pod.ok()) return IsNotFound(pod.status()) ? OkStatus() : pod.status();
+  std::string phase = (*pod).value("/status/phase"_json_pointer, "");
+  if ((phase == "Succeeded" || phase == "Failed") &&
+      !(*pod)["metadata"].contains("deletionTimestamp")) {
+    Status deleted = client.Delete(kPods, ns, name);
+    if (!deleted.ok() && !IsNotFound(deleted)) return deleted;
+  }
+  return RetryOnConflict([&]() -> Status {
+    StatusOr<Json> current = client.Get(kPods, ns, name);
+    if (!current.ok()) return IsNotFound(current.status()) ? OkStatus() : current.status();
     Json finalizers = Json::array();
     bool found = false;
-    for (const Json& finalizer : (*pod).value("/metadata/finalizers"_json_pointer, Json::array())) {
+    for (const Json& finalizer :
+         (*current).value("/metadata/finalizers"_json_pointer, Json::array())) {
       if (finalizer == kAccountingFinalizer) {
         found = true;
       } else {
@@ -469,15 +478,12 @@ Status ReleasePod(Client& client, const std::string& ns, const std::string& name
     }
     if (!found) return OkStatus();
     Json patch = {{"metadata",
-                   {{"resourceVersion", (*pod)["metadata"]["resourceVersion"]},
+                   {{"resourceVersion", (*current)["metadata"]["resourceVersion"]},
                     {"finalizers", finalizers.empty() ? Json(nullptr) : finalizers}}}};
     StatusOr<Json> patched = client.Patch(kPods, ns, name, patch);
     if (!patched.ok() && IsNotFound(patched.status())) return OkStatus();
     return patched.status();
   });
-  if (!released.ok() || !ended) return released;
-  Status deleted = client.Delete(kPods, ns, name);
-  return deleted.ok() || IsNotFound(deleted) ? OkStatus() : deleted;
 }
 
 Status PodBackend::ReleaseCharge(const std::string& trial, int segment) {

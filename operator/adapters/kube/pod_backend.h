@@ -118,8 +118,8 @@ class PodBackend final : public TrialBackend {
   PodBackendOptions options_;
 };
 
-// ReleaseCharge by pod name: removes the accounting finalizer, then deletes the pod if it has
-// finished. OK when the pod is gone.
+// ReleaseCharge by pod name: deletes the pod if it has finished, then removes the accounting
+// finalizer. OK when the pod is gone.
 [[nodiscard]] Status ReleasePod(Client& client, const std::string& ns, const std::string& name);
 
 // A pod's status mapped to a segment's, as List does. nullopt for a pod without our labels.

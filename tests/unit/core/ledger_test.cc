@@ -128,7 +128,7 @@ TEST(CostModel, EstimatesWithTheSlowestOfTheRecentMeasurements) {
   EXPECT_DOUBLE_EQ(*cost.SecondsPerUnit(), 10);  // the slow one aged out of the window
 }
 
-TEST(CostModel, TwoMeasurementsOfOneTrialGiveThePaceWithoutTheStartUp) {
+TEST(CostModel, TwoMeasurementsOfOneSegmentGiveThePaceWithoutTheStartUp) {
   CostModel cost;
   cost.Measure({1, 12});
   EXPECT_EQ(cost.MarginalSecondsPerUnit(), std::nullopt);
@@ -140,10 +140,10 @@ TEST(CostModel, TwoMeasurementsOfOneTrialGiveThePaceWithoutTheStartUp) {
   EXPECT_DOUBLE_EQ(*cost.MarginalSecondsPerUnit(), 6);  // the steepest recent one
 }
 
-TEST(FitLinearCost, CoversEveryMeasurementWithTheSteepestSlope) {
+TEST(FitLinearCost, CoversEveryMeasurementWithTheSteepestSlopeWithinASegment) {
   EXPECT_EQ(FitLinearCost({}), std::nullopt);
-  EXPECT_EQ(FitLinearCost({{1, 10}, {1, 12}}), std::nullopt);
-  std::optional<LinearCost> fit = FitLinearCost({{1, 10}, {2, 11}, {6, 17}});
+  EXPECT_EQ(FitLinearCost({{{1, 10}, {1, 12}}}), std::nullopt);
+  std::optional<LinearCost> fit = FitLinearCost({{{1, 10}, {2, 11}, {6, 17}}});
   ASSERT_TRUE(fit.has_value());
   EXPECT_DOUBLE_EQ(fit->per_unit, 1.5);  // 2 -> 6 is steeper than 1 -> 2
   EXPECT_DOUBLE_EQ(fit->startup, 8.5);   // what 1 unit in 10 s needs at 1.5 s per unit
@@ -151,10 +151,22 @@ TEST(FitLinearCost, CoversEveryMeasurementWithTheSteepestSlope) {
     EXPECT_GE(fit->Of(p.units), p.seconds);
   }
   // A longer segment that took less time (a faster machine) gives no negative pace.
-  fit = FitLinearCost({{1, 10}, {3, 8}});
+  fit = FitLinearCost({{{1, 10}, {3, 8}}});
   ASSERT_TRUE(fit.has_value());
   EXPECT_DOUBLE_EQ(fit->per_unit, 0);
   EXPECT_DOUBLE_EQ(fit->startup, 10);
+}
+
+// Pause mode's segments report one rung value each. A first start (1 epoch in 2.52 s) and a
+// resume (2 epochs in 2.66 s) start up differently, so the 0.14 s per epoch between them is no
+// pace (a ROI run's trial took 0.6 s per epoch): no fit comes from different segments.
+TEST(FitLinearCost, TakesNoPaceBetweenDifferentSegments) {
+  EXPECT_EQ(FitLinearCost({{{1, 2.52}}, {{2, 2.66}}}), std::nullopt);
+  // Their measurements still bound the start-up once one segment gives the pace.
+  std::optional<LinearCost> fit = FitLinearCost({{{1, 2.52}}, {{2, 2.66}, {6, 5.06}}});
+  ASSERT_TRUE(fit.has_value());
+  EXPECT_DOUBLE_EQ(fit->per_unit, 0.6);
+  EXPECT_DOUBLE_EQ(fit->startup, 1.92);
 }
 
 // Simulates a controller that admits segments, lets the backend run them (never past their

@@ -197,9 +197,19 @@ void FakeApiServer::Handle(const httplib::Request& request, httplib::Response& r
       fail(409, "Conflict", "precondition failed");
       return;
     }
+    ++resource_version_;
+    if (!stored["metadata"].value("finalizers", Json::array()).empty()) {
+      // Held by a finalizer: marked for deletion, gone once the last finalizer is removed.
+      if (!stored["metadata"].contains("deletionTimestamp")) {
+        stored["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z";
+      }
+      stored["metadata"]["resourceVersion"] = std::to_string(resource_version_);
+      Record("MODIFIED", collection, stored);
+      reply(200, stored);
+      return;
+    }
     Json deleted = stored;
     objects_.erase(existing);
-    ++resource_version_;
     deleted["metadata"]["resourceVersion"] = std::to_string(resource_version_);
     Record("DELETED", collection, deleted);
     reply(200, deleted);
@@ -233,6 +243,13 @@ void FakeApiServer::Handle(const httplib::Request& request, httplib::Response& r
   }
   ++resource_version_;
   updated["metadata"]["resourceVersion"] = std::to_string(resource_version_);
+  if (updated["metadata"].contains("deletionTimestamp") &&
+      updated["metadata"].value("finalizers", Json::array()).empty()) {
+    objects_.erase(existing);
+    Record("DELETED", collection, updated);
+    reply(200, updated);
+    return;
+  }
   stored = updated;
   Record("MODIFIED", collection, updated);
   reply(200, updated);

@@ -43,29 +43,14 @@ void Ledger::Release(double device_seconds) {
 
 double Ledger::remaining() const { return std::max(0.0, budget_ - used_ - reserved_); }
 
-std::optional<LinearCost> FitLinearCost(const std::vector<std::vector<CostPoint>>& segments) {
-  std::optional<double> steepest;
-  for (const std::vector<CostPoint>& points : segments) {
-    for (size_t i = 0; i < points.size(); ++i) {
-      for (size_t j = i + 1; j < points.size(); ++j) {
-        double units = points[j].units - points[i].units;
-        if (units == 0) continue;
-        double slope = std::max(0.0, (points[j].seconds - points[i].seconds) / units);
-        steepest = std::max(steepest.value_or(0.0), slope);
-      }
-    }
-  }
-  if (!steepest) return std::nullopt;
-  LinearCost fit{0, *steepest};
-  for (const std::vector<CostPoint>& points : segments) {
-    for (const CostPoint& p : points) {
-      fit.startup = std::max(fit.startup, p.seconds - fit.per_unit * p.units);
-    }
-  }
-  return fit;
-}
-
 namespace {
+
+// Seconds per unit between two measurements of one segment (never below 0), which share its
+// start-up; nullopt when they are of the same length.
+std::optional<double> Slope(const CostPoint& a, const CostPoint& b) {
+  if (a.units == b.units) return std::nullopt;
+  return std::max(0.0, (b.seconds - a.seconds) / (b.units - a.units));
+}
 
 void Push(std::deque<double>& window, double value, size_t size) {
   window.push_back(value);
@@ -79,12 +64,32 @@ std::optional<double> Largest(const std::deque<double>& window) {
 
 }  // namespace
 
+std::optional<LinearCost> FitLinearCost(const std::vector<std::vector<CostPoint>>& segments) {
+  std::optional<double> steepest;
+  for (const std::vector<CostPoint>& points : segments) {
+    for (size_t i = 0; i < points.size(); ++i) {
+      for (size_t j = i + 1; j < points.size(); ++j) {
+        if (std::optional<double> slope = Slope(points[i], points[j])) {
+          steepest = std::max(steepest.value_or(0.0), *slope);
+        }
+      }
+    }
+  }
+  if (!steepest) return std::nullopt;
+  LinearCost fit{0, *steepest};
+  for (const std::vector<CostPoint>& points : segments) {
+    for (const CostPoint& p : points) {
+      fit.startup = std::max(fit.startup, p.seconds - fit.per_unit * p.units);
+    }
+  }
+  return fit;
+}
+
 void CostModel::Measure(const CostPoint& point, const std::optional<CostPoint>& previous) {
   if (point.units <= 0 || point.seconds <= 0) return;
   Push(recent_, point.seconds / point.units, kWindow);
-  if (previous && previous->units != point.units) {
-    double slope = (point.seconds - previous->seconds) / (point.units - previous->units);
-    Push(marginal_, std::max(0.0, slope), kWindow);
+  if (std::optional<double> slope = previous ? Slope(*previous, point) : std::nullopt) {
+    Push(marginal_, *slope, kWindow);
   }
 }
 

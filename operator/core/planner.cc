@@ -78,10 +78,16 @@ class Planner {
   }
 
   // Seconds per unit that trial `t` needs once its trainer is running: its own where it has one
-  // (OwnCost); else the sweep's steepest recent one, but no more than its own with the start-up
-  // included; else the slowest recent pace of the sweep, start-up included.
+  // (OwnCost), else BorrowedPace.
   std::optional<double> MarginalPace(const Trial& t) const {
     if (std::optional<LinearCost> own = OwnCost(t)) return own->per_unit;
+    return BorrowedPace(t);
+  }
+
+  // The running pace of a trial without OwnCost: the sweep's steepest recent one, but no more than
+  // its own with the start-up included; else the slowest recent pace of the sweep, start-up
+  // included.
+  std::optional<double> BorrowedPace(const Trial& t) const {
     std::optional<double> sweep = model_.cost_model().MarginalSecondsPerUnit();
     const CostPoint* latest = Latest(t);
     if (latest == nullptr) return sweep ? sweep : model_.cost_model().SecondsPerUnit();
@@ -91,13 +97,13 @@ class Planner {
 
   // Seconds a new segment of trial `index` needs for `units` from its start, start-up included: a
   // resumed trial at its own start-up and pace (its parameters, not the slowest of the sweep's),
-  // from its latest measurement on at MarginalPace; a new trial at the slowest recent pace.
+  // from its latest measurement on at BorrowedPace; a new trial at the slowest recent pace.
   std::optional<double> SegmentSeconds(int64_t index, double units) const {
     if (index < model_.trial_count()) {
       const Trial& t = model_.trial(index);
       if (std::optional<LinearCost> own = OwnCost(t)) return own->Of(units);
       if (const CostPoint* latest = Latest(t)) {
-        return latest->seconds + *MarginalPace(t) * (units - latest->units);
+        return latest->seconds + *BorrowedPace(t) * (units - latest->units);
       }
     }
     std::optional<double> pace = model_.cost_model().SecondsPerUnit();

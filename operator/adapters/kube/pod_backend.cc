@@ -455,16 +455,19 @@ Status ReleasePod(Client& client, const std::string& ns, const std::string& name
   // An ended pod is deleted before the finalizer comes off: the finalizer keeps it (deleted,
   // charge held) until then, so a crash between the two leaves it for the next pass to release
   // again, never a finished pod without the finalizer that no pass would look at.
-  StatusOr<Json> pod = client.Get(kPods, ns, name);
-  if (!pod.ok()) return IsNotFound(pod.status()) ? OkStatus() : pod.status();
-  std::string phase = (*pod).value("/status/phase"_json_pointer, "");
+  StatusOr<Json> current = client.Get(kPods, ns, name);
+  if (!current.ok()) return IsNotFound(current.status()) ? OkStatus() : current.status();
+  std::string phase = (*current).value("/status/phase"_json_pointer, "");
+  bool fresh = true;  // `current` is the pod as it stands; a delete or a conflict changes it
   if ((phase == "Succeeded" || phase == "Failed") &&
-      !(*pod)["metadata"].contains("deletionTimestamp")) {
+      !(*current)["metadata"].contains("deletionTimestamp")) {
     Status deleted = client.Delete(kPods, ns, name);
     if (!deleted.ok() && !IsNotFound(deleted)) return deleted;
+    fresh = false;
   }
   return RetryOnConflict([&]() -> Status {
-    StatusOr<Json> current = client.Get(kPods, ns, name);
+    if (!fresh) current = client.Get(kPods, ns, name);
+    fresh = false;
     if (!current.ok()) return IsNotFound(current.status()) ? OkStatus() : current.status();
     Json finalizers = Json::array();
     bool found = false;

@@ -15,6 +15,9 @@ SIZES = {
         "reduction_factor": 3,
         "seeds": [1, 2, 3],
         "budget_fraction": 0.25,  # the target's share: each contender's budget
+        # A contender's run (the grid's takes about 140 s, Ray Tune's about 60) that has not ended
+        # by then is stopped and run once more: a hung driver must not hold up the benchmark.
+        "timeout_seconds": 600,
         "grid": {  # 24 points, inside SPACE
             "lr": [2.5e-4, 1.7e-3, 1.2e-2],
             "weight-decay": [5.6e-4, 1.8e-2],
@@ -30,6 +33,7 @@ SIZES = {
         "seeds": [1, 2],
         # The tiny grid costs seconds, less than a trial's grace period at 25%: a pipeline check.
         "budget_fraction": 4.0,
+        "timeout_seconds": 300,
         "grid": {
             "lr": [1.0e-3, 1.0e-2],
             "weight-decay": [1.0e-2],

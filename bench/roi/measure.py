@@ -1,6 +1,6 @@
 """Runs one contender's command and measures the tool around its trainers.
 
-    python3 measure.py --out DIR/run.json --name NAME --seed N -- COMMAND...
+    python3 measure.py --out DIR/run.json --name NAME --seed N [--timeout S] -- COMMAND...
 
 It records the command's wall time (start to exit) and the CPU time of every process the command
 starts, trainers included; report.py subtracts the trainers' own CPU time (their summary lines).
@@ -8,7 +8,8 @@ The CPU time comes from a cgroup-v1 cpuacct group made for the run, which counts
 descendant however it detaches or is reaped (Ray's raylet reaps its workers without passing their
 usage up). Where no cpuacct hierarchy can be written, it falls back to RUSAGE_CHILDREN, which
 misses such processes, and says so in the record. It is also a child subreaper, so that it can
-wait for (and at last kill) processes the command leaves behind.
+wait for (and at last kill) processes the command leaves behind. With --timeout, a command that
+has not exited by then gets SIGTERM, and the record says it timed out.
 """
 
 import argparse
@@ -82,6 +83,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--name", required=True)
     ap.add_argument("--seed", type=int, required=True)
+    ap.add_argument("--timeout", type=float, default=None,
+                    help="seconds after which the command gets SIGTERM (and SIGKILL 30 s later)")
     ap.add_argument("command", nargs=argparse.REMAINDER)
     args = ap.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -91,8 +94,18 @@ def main():
     cgroup = make_cgroup(f"{args.name}-s{args.seed}")
     start = time.time()
     # join_cgroup runs in the child before exec; this process has no other thread.
-    exit_code = subprocess.call(command,
-                                preexec_fn=(lambda: join_cgroup(cgroup)) if cgroup else None)
+    proc = subprocess.Popen(command, preexec_fn=(lambda: join_cgroup(cgroup)) if cgroup else None)
+    timed_out = False
+    try:
+        exit_code = proc.wait(timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        proc.terminate()
+        try:
+            exit_code = proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            exit_code = proc.wait()
     end = time.time()
     killed = reap_leftovers(grace_seconds=30)
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -108,6 +121,7 @@ def main():
         "seed": args.seed,
         "command": command,
         "exit_code": exit_code,
+        "timed_out": timed_out,
         "start": start,
         "end": end,
         "wall_seconds": end - start,
@@ -118,7 +132,8 @@ def main():
     }
     with open(args.out, "w") as f:
         json.dump(record, f, indent=1)
-    print(f"{args.name} seed {args.seed}: exit {exit_code}, {end - start:.1f} s wall")
+    print(f"{args.name} seed {args.seed}: exit {exit_code}, {end - start:.1f} s wall"
+          + (f" (timed out after {args.timeout:g} s)" if timed_out else ""))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@
 #   ROI_SIZE=tiny bench/roi/run.sh     a few-minute try of the whole pipeline, results in ROI_WORK
 # Environment: BUILD_DIR (default build), ROI_VENV (default ~/.cache/budgetsweep/venv-roi),
 # ROI_WORK (raw runs, default /tmp/bsw-roi-SIZE), ROI_OUT (default bench/results/roi for the full
-# size, ROI_WORK/roi otherwise), ROI_ONLY (space-separated contenders to run; default all).
+# size, ROI_WORK/roi otherwise), ROI_ONLY (space-separated contenders to run; default all),
+# ROI_STATE_ROOT (where budgetsweep's state directories go; default ROI_WORK).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -41,19 +42,22 @@ trainer=$(realpath "$build_dir/trainer-image/budgetsweep-trainer")
 export PYTHONPATH="$PWD/bench/roi${PYTHONPATH:+:$PYTHONPATH}"
 py() { "$venv/bin/python" "$@"; }
 
-# run_contender NAME SEED: one measured run into $work/NAME/sSEED, under the device-hour $budget.
+# run_contender NAME SEED [again]: one measured run into $work/NAME/sSEED, under the device-hour
+# $budget; a run that outlasts $timeout is stopped and run once more ("again" marks that one).
 run_contender() {
   local name=$1 seed=$2
   local dir="$work/$name/s$seed"
   rm -rf "$dir"
   mkdir -p "$dir"
-  local cmd peer=(--trainer "$trainer" --seed "$seed" --out "$dir" --budget-hours "$budget")
+  local cmd state peer=(--trainer "$trainer" --seed "$seed" --out "$dir" --budget-hours "$budget")
   case $name in
     optuna) cmd=("$venv/bin/python" bench/roi/optuna_peer.py "${peer[@]}") ;;
     ray) cmd=("$venv/bin/python" bench/roi/ray_peer.py "${peer[@]}") ;;
     *)
       py bench/roi/sweep.py "$name" "$seed" "$trainer" "$budget" > "$dir/sweep.json"
-      cmd=("$bsw" run "$dir/sweep.json" --state-dir "$dir/state" -o json)
+      state="${ROI_STATE_ROOT:-$work}/$name/s$seed/state"
+      rm -rf "$state"
+      cmd=("$bsw" run "$dir/sweep.json" --state-dir "$state" -o json)
       ;;
   esac
   if [[ $name == ray ]] && ! "$venv/bin/python" -c 'import ray.tune' 2> /dev/null; then
@@ -61,20 +65,32 @@ run_contender() {
     return
   fi
   nice -n 10 python3 bench/roi/measure.py --out "$dir/run.json" --name "$name" --seed "$seed" \
-    -- "${cmd[@]}" > "$dir/stdout.log" 2> "$dir/stderr.log" || true
+    --timeout "$timeout" -- "${cmd[@]}" > "$dir/stdout.log" 2> "$dir/stderr.log" || true
   tail -n 1 "$dir/stdout.log" || true
-  local rc
-  rc=$(py -c 'import json, sys; print(json.load(open(sys.argv[1]))["exit_code"])' "$dir/run.json")
+  local rc timed_out
+  read -r rc timed_out < <(py -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+print(r["exit_code"], r["timed_out"])' "$dir/run.json")
+  if [[ $timed_out == True ]]; then
+    if [[ ${3:-} == again ]]; then
+      echo "- $name seed $seed did not end within ${timeout} s twice; its rows include that run." >> "$notes"
+    else
+      echo "- $name seed $seed did not end within ${timeout} s and was stopped; the seed was run once more." >> "$notes"
+      run_contender "$name" "$seed" again
+      return
+    fi
+  fi
   if [[ $rc != 0 ]]; then
     echo "- $name seed $seed exited $rc: $(tail -n 1 "$dir/stderr.log")" >> "$notes"
   fi
   if [[ $name != optuna && $name != ray ]]; then
-    py bench/roi/collect_budgetsweep.py "$dir/state" "$dir/segments"
+    py bench/roi/collect_budgetsweep.py "$state" "$dir/segments"
   fi
 }
 
 wants() { [[ " $only " == *" $1 "* ]]; }
 
+timeout=$(py -c 'import config; print(config.size()["timeout_seconds"])')
 start=$(date +%s)
 # The grid first: it is the reference. Then seed by seed, every contender in turn, so that the
 # shared machine's load drifts over all contenders alike.

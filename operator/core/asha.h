@@ -70,7 +70,8 @@ class AshaScheduler {
   // holds such a trial; otherwise it looks through the rest of that rung.
   std::optional<Promotion> Leader() const;
 
-  // Marks `trial` as promoted from `rung` (replaying a journal). Unknown trials are ignored.
+  // Marks `trial` as promoted from `rung` (replaying a journal), or as gone on past it without a
+  // pause (a segment that runs through the rung). Unknown trials are ignored.
   void MarkPromoted(int64_t trial, int rung);
 
   // Takes `trial` out of promotion for good: it stopped or failed and can never resume. Its values

@@ -234,7 +234,15 @@ void SweepModel::RecordValue(Trial& t, const Event& e) {
   bool decides = spec_.algorithm == Algorithm::kAsha && rung < scheduler_.decision_rungs();
   if (!decides) return;
   bool keep = scheduler_.Record(t.index, rung, e.value);
-  if (spec_.mode != AshaMode::kStop) return;
+  if (spec_.mode != AshaMode::kStop) {
+    // A segment that runs on past this rung (a leader taken to the end) has gone on from it: it
+    // is no candidate there, and it counts among the rung's promotions.
+    double until = t.segments.empty() ? 0 : t.segments.back().until;
+    if (until > rungs_.at(rung) && rungs_.IndexOf(until) != rung) {
+      scheduler_.MarkPromoted(t.index, rung);
+    }
+    return;
+  }
   if (keep) {
     ++continued_[static_cast<size_t>(rung)];
   } else if (!t.rung_verdict_stop) {

@@ -511,6 +511,8 @@ INSTANTIATE_TEST_SUITE_P(
               h.Report(2, 1, 0.7);
               h.Exit(2);
               plan = h.PassAndCarry();
+              // It went on from rung 1 without a pause: no candidate there, one promotion.
+              EXPECT_EQ(h.model().scheduler().promoted(1), 1);
               EXPECT_EQ(CountEvents(plan, Type::kTrialCreated), 1);
               EXPECT_EQ(CountEvents(plan, Type::kTrialPromoted), 0);
             }}),

@@ -426,5 +426,44 @@ TEST(Simulation, StuckPauseSweepBug_FailedTopTrialDoesNotKeepTheSweepRunningFore
   EXPECT_EQ(replayed.trial(*failed).progress(), 1);
 }
 
+TEST(Simulation, LeaderTakenToTheEndDoesNotHoldTheRungsItRanThrough) {
+  // Found by SameSeedGivesAnIdenticalSweepAndChargeStaysWithinBudget: the leader was taken from
+  // rung 0 to the end, ranked first at rung 1 on its way, and stayed that rung's candidate after it
+  // completed. Nothing could take the promotion, and the sweep never finished.
+  SimOptions o;
+  o.seed = 714288691656623;
+  o.mode = AshaMode::kPause;
+  o.max_trials = 9;
+  o.parallelism = 3;
+  o.budget_gpu_hours = 0.1;
+  o.crash_probability = 0.15;
+  SimResult r = Simulate(o);
+  EXPECT_EQ(r.phase, SweepPhase::kCompleted);
+  ExpectSoundSweep(o, r);
+  // The seed still makes the situation: one trial went from rung 0 to the full resource in one
+  // segment and was the best of three or more values at rung 1.
+  SweepModel replayed = Replay(o, r.journal);
+  ASSERT_EQ(r.counts.at(TrialPhase::kCompleted), 1);
+  std::optional<int64_t> leader;
+  for (const Event& e : r.journal) {
+    if (e.type == Event::Type::kTrialPromoted && e.rung == 0 &&
+        e.message.find("while the budget covers it") != std::string::npos) {
+      leader = e.trial;
+    }
+  }
+  ASSERT_TRUE(leader.has_value());
+  EXPECT_EQ(replayed.trial(*leader).phase, TrialPhase::kCompleted);
+  int ranked_below = 0;
+  for (int64_t i = 0; i < replayed.trial_count(); ++i) {
+    const Trial& t = replayed.trial(i);
+    if (i != *leader && t.rung_values.contains(3)) {
+      ++ranked_below;
+      EXPECT_LT(t.rung_values.at(3), replayed.trial(*leader).rung_values.at(3));
+    }
+  }
+  EXPECT_GE(ranked_below, 2);
+  EXPECT_EQ(replayed.scheduler().promoted(1), 1);
+}
+
 }  // namespace
 }  // namespace bsw

@@ -396,22 +396,33 @@ TEST(Simulation, DifferentSeedsGiveDifferentSweeps) {
   b.seed = 2;
   EXPECT_NE(Dump(Simulate(a).journal), Dump(Simulate(b).journal));
 }
+
+// A pause-mode sweep of 9 trials that once never finished: it must end Completed and sound. The
+// caller checks, on its replayed model, that the seed still makes the situation.
+struct PauseCase {
+  SimResult result;
+  SweepModel replayed;
+};
+PauseCase CompletedPauseSweep(uint64_t seed, int parallelism, double budget_gpu_hours,
+                              double crash_probability) {
+  const SimOptions o{.mode = AshaMode::kPause,
+                     .seed = seed,
+                     .max_trials = 9,
+                     .budget_gpu_hours = budget_gpu_hours,
+                     .parallelism = parallelism,
+                     .crash_probability = crash_probability};
+  SimResult r = Simulate(o);
+  EXPECT_EQ(r.phase, SweepPhase::kCompleted);
+  ExpectSoundSweep(o, r);
+  return PauseCase{r, Replay(o, r.journal)};
+}
+
 TEST(Simulation, StuckPauseSweepBug_FailedTopTrialDoesNotKeepTheSweepRunningForever) {
   // A trial records the best value at rung 1 and then fails for good: it held the rung's only
   // promotion, the sweep had nothing to run and never finished.
-  SimOptions o;
-  o.seed = 35;
-  o.mode = AshaMode::kPause;
-  o.max_trials = 9;
-  o.parallelism = 1;
-  o.budget_gpu_hours = 0.05;
-  o.crash_probability = 0.3;
-  SimResult r = Simulate(o);
-  EXPECT_EQ(r.phase, SweepPhase::kCompleted);
+  auto [r, replayed] = CompletedPauseSweep(35, 1, 0.05, 0.3);
   ASSERT_EQ(r.counts.at(TrialPhase::kFailed), 1);
-  ExpectSoundSweep(o, r);
   // The seed still makes the situation: the failed trial is the one that was best at rung 1.
-  SweepModel replayed = Replay(o, r.journal);
   std::optional<int64_t> failed, best_at_rung_one;
   for (int64_t i = 0; i < replayed.trial_count(); ++i) {
     const Trial& t = replayed.trial(i);
@@ -430,19 +441,9 @@ TEST(Simulation, LeaderTakenToTheEndDoesNotHoldTheRungsItRanThrough) {
   // Found by SameSeedGivesAnIdenticalSweepAndChargeStaysWithinBudget: the leader was taken from
   // rung 0 to the end, ranked first at rung 1 on its way, and stayed that rung's candidate after it
   // completed. Nothing could take the promotion, and the sweep never finished.
-  SimOptions o;
-  o.seed = 714288691656623;
-  o.mode = AshaMode::kPause;
-  o.max_trials = 9;
-  o.parallelism = 3;
-  o.budget_gpu_hours = 0.1;
-  o.crash_probability = 0.15;
-  SimResult r = Simulate(o);
-  EXPECT_EQ(r.phase, SweepPhase::kCompleted);
-  ExpectSoundSweep(o, r);
+  auto [r, replayed] = CompletedPauseSweep(714288691656623, 3, 0.1, 0.15);
   // The seed still makes the situation: one trial went from rung 0 to the full resource in one
   // segment and was the best of three or more values at rung 1.
-  SweepModel replayed = Replay(o, r.journal);
   ASSERT_EQ(r.counts.at(TrialPhase::kCompleted), 1);
   std::optional<int64_t> leader;
   for (const Event& e : r.journal) {

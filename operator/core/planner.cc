@@ -81,15 +81,14 @@ class Planner {
   // (OwnCost), else BorrowedPace.
   std::optional<double> MarginalPace(const Trial& t) const {
     if (std::optional<LinearCost> own = OwnCost(t)) return own->per_unit;
-    return BorrowedPace(t);
+    return BorrowedPace(Latest(t));
   }
 
-  // The running pace of a trial without OwnCost: the sweep's steepest recent one, but no more than
-  // its own with the start-up included; else the slowest recent pace of the sweep, start-up
-  // included.
-  std::optional<double> BorrowedPace(const Trial& t) const {
+  // The running pace of a trial without OwnCost, whose latest measurement is `latest` (if any): the
+  // sweep's steepest recent one, but no more than its own with the start-up included; else the
+  // slowest recent pace of the sweep, start-up included.
+  std::optional<double> BorrowedPace(const CostPoint* latest) const {
     std::optional<double> sweep = model_.cost_model().MarginalSecondsPerUnit();
-    const CostPoint* latest = Latest(t);
     if (latest == nullptr) return sweep ? sweep : model_.cost_model().SecondsPerUnit();
     double inclusive = latest->seconds / latest->units;
     return sweep ? std::min(*sweep, inclusive) : inclusive;
@@ -103,7 +102,7 @@ class Planner {
       const Trial& t = model_.trial(index);
       if (std::optional<LinearCost> own = OwnCost(t)) return own->Of(units);
       if (const CostPoint* latest = Latest(t)) {
-        return latest->seconds + *BorrowedPace(t) * (units - latest->units);
+        return latest->seconds + *BorrowedPace(latest) * (units - latest->units);
       }
     }
     std::optional<double> pace = model_.cost_model().SecondsPerUnit();

@@ -4,13 +4,16 @@ BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc)
 CTEST := ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
 BSW := $(BUILD_DIR)/operator/cmd/budgetsweep
+# The trainer and its tests against the CUDA LibTorch 2.x of PyPI's torch wheel (on CPU here).
+TORCH2_BUILD_DIR ?= build-torch2
 
 # ccache hits across clones (CI builds a fresh clone in another folder): paths are hashed
 # relative to the checkout, and the working directory is left out of the hash.
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := true
 
-.PHONY: deps configure build run test test-unit format check-format clean
+.PHONY: deps configure build build-torch2 images run test test-unit test-torch2 format \
+  check-format clean
 
 deps:
 	scripts/deps.sh
@@ -24,6 +27,14 @@ configure: deps $(BUILD_DIR)/build.ninja
 build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
+build-torch2: deps
+	scripts/configure-torch2.sh $(TORCH2_BUILD_DIR)
+	cmake --build $(TORCH2_BUILD_DIR) -j $(JOBS)
+
+# OCI archives of the operator and trainer images under $(BUILD_DIR)/images (scripts/images.sh).
+images: deps
+	BSW_IMAGES_DIR=$(BUILD_DIR)/images scripts/images.sh
+
 # The quickstart runs the trainer built here; each run is a new sweep in a new state directory.
 run: build
 	PATH="$(CURDIR)/$(BUILD_DIR)/trainer-image:$$PATH" $(BSW) run examples/quickstart.yaml
@@ -31,7 +42,10 @@ run: build
 test-unit: build
 	$(CTEST) -L unit
 
-test: build check-format
+test-torch2: build-torch2
+	ctest --test-dir $(TORCH2_BUILD_DIR) --output-on-failure -j $(JOBS) -L trainer
+
+test: build images check-format test-torch2
 	$(CTEST)
 
 format:
@@ -41,4 +55,4 @@ check-format: deps
 	git ls-files -z '*.cc' '*.h' | xargs -0 -r clang-format --dry-run --Werror
 
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(TORCH2_BUILD_DIR)

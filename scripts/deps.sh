@@ -11,7 +11,8 @@ packages=(
   googletest libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   libturbojpeg0-dev libpng-dev
   dataset-fashion-mnist
-  python3-yaml
+  python3-yaml python3-venv
+  mmdebstrap buildah
 )
 
 missing=()

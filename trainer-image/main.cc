@@ -46,7 +46,8 @@ int Fail(const std::string& message, int code) {
 }
 
 int RunCommand(int argc, char** argv) {
-  bsw::StatusOr<bsw::trainer::Command> command = bsw::trainer::ParseCommandLine(argc, argv);
+  bsw::StatusOr<bsw::trainer::Command> command =
+      bsw::trainer::ParseCommandLine(argc, argv, bsw::trainer::BuildDescription());
   if (!command.ok()) return Fail(command.status().message(), bsw::trainer::kExitBadInput);
   if (const auto* help = std::get_if<bsw::trainer::HelpRequested>(&*command)) {
     std::fputs(help->text.c_str(), stdout);

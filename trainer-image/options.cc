@@ -204,13 +204,15 @@ std::string OneLine(std::string text) {
 
 }  // namespace
 
-StatusOr<Command> ParseCommandLine(int argc, const char* const* argv) {
+StatusOr<Command> ParseCommandLine(int argc, const char* const* argv,
+                                   const std::string& version_text) {
   CLI::App app("budgetsweep-trainer: trains one sweep trial and exposes its metrics",
                "budgetsweep-trainer");
   // A repeated flag takes its last value, so parameters appended by the sweep runner override
   // the same flag in the pod template's arguments.
   app.option_defaults()->always_capture_default()->multi_option_policy(
       CLI::MultiOptionPolicy::TakeLast);
+  app.set_version_flag("--version", version_text);
   TrainOptions train;
   std::string epochs_text;
   std::string until_text;
@@ -224,6 +226,8 @@ StatusOr<Command> ParseCommandLine(int argc, const char* const* argv) {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
     return Command(HelpRequested{app.help()});
+  } catch (const CLI::CallForVersion&) {
+    return Command(HelpRequested{version_text + "\n"});
   } catch (const CLI::ParseError& e) {
     return InvalidArgumentError(OneLine(e.what()));
   }

@@ -63,6 +63,7 @@ struct ExportOptions {
   int64_t limit = 0;  // 0: every sample
 };
 
+// --help or --version: the text to print on stdout before exiting 0.
 struct HelpRequested {
   std::string text;
 };
@@ -70,8 +71,10 @@ struct HelpRequested {
 using Command = std::variant<TrainOptions, ExportOptions, HelpRequested>;
 
 // Parses argv (flags win over the BUDGETSWEEP_* environment) and validates every value.
-// A bad value yields InvalidArgument with a one-line message naming the flag.
-StatusOr<Command> ParseCommandLine(int argc, const char* const* argv);
+// A bad value yields InvalidArgument with a one-line message naming the flag. `--version` prints
+// `version_text`.
+StatusOr<Command> ParseCommandLine(int argc, const char* const* argv,
+                                   const std::string& version_text = "budgetsweep-trainer");
 
 }  // namespace bsw::trainer
 

@@ -593,4 +593,9 @@ TrainOutcome Train(const TrainOptions& options, const std::atomic<bool>& stop_re
   }
 }
 
+std::string BuildDescription() {
+  return std::string("budgetsweep-trainer ") + BSW_VERSION + " (LibTorch " +
+         compat::LibTorchVersion() + ", " + compat::DeviceRuntime() + ")";
+}
+
 }  // namespace bsw::trainer

@@ -25,6 +25,10 @@ struct TrainOutcome {
 // to stderr; the metrics port line to stdout.
 TrainOutcome Train(const TrainOptions& options, const std::atomic<bool>& stop_requested);
 
+// "budgetsweep-trainer <version> (LibTorch <version>, CPU|CUDA <version>)": what --version prints,
+// so that an image says which build it carries.
+std::string BuildDescription();
+
 }  // namespace bsw::trainer
 
 #endif  // BSW_TRAINER_TRAINER_H_

@@ -2,7 +2,9 @@
 
 Trains the same network as budgetsweep-trainer's cnn2 (AdamW, warmup+cosine, same precision and
 threads) for one epoch on the first --train-limit samples and prints one JSON line per DataLoader
-setting tried, then the best. Uses only Debian's python3-torch and numpy.
+setting tried, then the best. Runs on Debian's python3-torch 1.13 (run.sh) and on the pinned PyPI
+wheel (current.sh); needs only torch and numpy. --profile-steps writes a Chrome trace of the first
+N steps of the first setting.
 """
 import argparse
 import gzip
@@ -35,17 +37,29 @@ class Cnn2(nn.Module):
         return self.classifier(self.features(x))
 
 
+def train_flops_per_sample():
+    """Forward and backward FLOPs of one training sample, as PyTorch's FlopCounterMode counts
+    them (matrix products and convolutions)."""
+    from torch.utils.flop_counter import FlopCounterMode
+    model, batch = Cnn2(), 64
+    x, y = torch.randn(batch, 1, 28, 28), torch.randint(0, 10, (batch,))
+    with FlopCounterMode(display=False) as counter:
+        nn.functional.cross_entropy(model(x), y).backward()
+    return counter.get_total_flops() / batch
+
+
 def run(images, labels, args, workers):
     torch.manual_seed(args.seed)
     dataset = torch.utils.data.TensorDataset(images, labels)
+    cuda = args.device == "cuda"
     loader = torch.utils.data.DataLoader(
         dataset, batch_size=args.batch_size, shuffle=True, num_workers=workers,
-        persistent_workers=workers > 0, prefetch_factor=4 if workers > 0 else 2)
-    model = Cnn2()
+        persistent_workers=workers > 0, prefetch_factor=4 if workers > 0 else 2, pin_memory=cuda)
+    model = Cnn2().to(args.device)
     if args.channels_last:
         model = model.to(memory_format=torch.channels_last)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
-    steps = len(loader)
+    steps = len(loader) * args.epochs
     warmup = round(0.05 * steps)
 
     def lr_at(s):
@@ -56,22 +70,37 @@ def run(images, labels, args, workers):
 
     autocast = args.precision == "bf16"
     model.train()
-    seen = 0
-    start = time.perf_counter()
-    for step, (x, y) in enumerate(loader):
-        for g in opt.param_groups:
-            g["lr"] = lr_at(step)
-        if args.channels_last:
-            x = x.contiguous(memory_format=torch.channels_last)
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
-            logits = model(x)
-        loss = nn.functional.cross_entropy(logits.float(), y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        loss.item()
-        seen += x.shape[0]
-    seconds = time.perf_counter() - start
+    profiler = None
+    if args.profile_steps:
+        profiler = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
+        profiler.start()
+    step = 0
+    for _ in range(args.epochs):
+        if cuda:
+            torch.cuda.synchronize()
+        seen, start = 0, time.perf_counter()  # the rate is the last epoch's
+        for x, y in loader:
+            if profiler and step == args.profile_steps:
+                profiler.stop()
+                profiler.export_chrome_trace(args.profile_out)
+                profiler = None
+            for g in opt.param_groups:
+                g["lr"] = lr_at(step)
+            x, y = x.to(args.device, non_blocking=True), y.to(args.device, non_blocking=True)
+            if args.channels_last:
+                x = x.contiguous(memory_format=torch.channels_last)
+            with torch.autocast(args.device, dtype=torch.bfloat16, enabled=autocast):
+                logits = model(x)
+            loss = nn.functional.cross_entropy(logits.float(), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            loss.item()
+            seen += x.shape[0]
+            step += 1
+        if cuda:
+            torch.cuda.synchronize()
+        seconds = time.perf_counter() - start
     return {"workers": workers, "samples_per_second": seen / seconds, "seconds": seconds}
 
 
@@ -85,13 +114,25 @@ def main():
     p.add_argument("--workers", default="0,1,2")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--channels-last", action="store_true")
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    p.add_argument("--epochs", type=int, default=1, help="the rate is the last epoch's")
+    p.add_argument("--count-flops", action="store_true",
+                   help="print the training FLOPs per sample (forward + backward) and exit")
+    p.add_argument("--profile-steps", type=int, default=0)
+    p.add_argument("--profile-out", default="trace.json")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
+    if args.count_flops:
+        print(json.dumps({"side": "pytorch", "train_flops_per_sample": train_flops_per_sample()}))
+        return
     raw = read_idx(f"{args.data_dir}/train-images-idx3-ubyte.gz", 16).reshape(-1, 1, 28, 28)
     lab = read_idx(f"{args.data_dir}/train-labels-idx1-ubyte.gz", 8)
     images = (torch.from_numpy(raw[: args.train_limit].copy()).float() / 255.0 - MEAN) / STD
     labels = torch.from_numpy(lab[: args.train_limit].astype(np.int64))
-    results = [run(images, labels, args, int(w)) for w in args.workers.split(",")]
+    results = []
+    for w in args.workers.split(","):
+        results.append(run(images, labels, args, int(w)))
+        args.profile_steps = 0
     for r in results:
         print(json.dumps({"side": "pytorch", "precision": args.precision,
                           "channels_last": args.channels_last, **r}))

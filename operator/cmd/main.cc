@@ -237,7 +237,7 @@ int Run(const RunOptions& opts) {
 int main(int argc, char** argv) {
   CLI::App app{"budgetsweep: hyperparameter sweeps under a hard GPU-hour budget"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "budgetsweep 0.1.0");
+  app.set_version_flag("--version", std::string("budgetsweep ") + BSW_VERSION);
 
   bsw::RunOptions run;
   CLI::App* run_cmd =

@@ -125,7 +125,7 @@ spec:
         terminationGracePeriodSeconds: 20
         containers:
           - name: trainer
-            image: budgetsweep-trainer:0.1.0
+            image: budgetsweep/trainer:0.1.0
             command: [budgetsweep-trainer]
             args: [--dataset=fashion-mnist]
             env: [{name: OMP_NUM_THREADS, value: "1"}]

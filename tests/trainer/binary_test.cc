@@ -1,6 +1,7 @@
 // Runs budgetsweep-trainer as the sweep runner does and checks the process contract: exit codes,
 // one-line reasons, pause/resume and SIGTERM.
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -29,6 +30,14 @@ void ExpectBadInput(const ProcessResult& result, const std::string& named) {
 
 void WriteText(const std::filesystem::path& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
+}
+
+TEST(TrainerBinary, VersionNamesTheLibTorchAndDeviceRuntimeOfTheBuild) {
+  ProcessResult result = RunTrainer({"--version"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_THAT(result.out,
+              ::testing::MatchesRegex(
+                  "budgetsweep-trainer [0-9.]+ \\(LibTorch [0-9.]+, (CPU|CUDA [0-9.]+)\\)\n"));
 }
 
 TEST(TrainerBinary, BadFlagsExitTwoNamingTheFlag) {

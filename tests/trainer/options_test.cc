@@ -35,6 +35,15 @@ TEST(Options, SweepParametersArriveAsNameEqualsValueFlags) {
   EXPECT_EQ(o.until, o.epochs);
 }
 
+TEST(Options, VersionPrintsTheBuildDescriptionItIsGiven) {
+  std::vector<const char*> args = {"budgetsweep-trainer", "--version"};
+  StatusOr<Command> command = ParseCommandLine(static_cast<int>(args.size()), args.data(),
+                                               "budgetsweep-trainer 9.9 (LibTorch 0.1, CPU)");
+  ASSERT_TRUE(command.ok()) << command.status().message();
+  EXPECT_EQ(std::get<HelpRequested>(*command).text,
+            "budgetsweep-trainer 9.9 (LibTorch 0.1, CPU)\n");
+}
+
 TEST(Options, EnvironmentGivesDefaultsAndExplicitFlagsWin) {
   ScopedEnv max("BUDGETSWEEP_MAX_RESOURCE", "27.0");
   ScopedEnv until("BUDGETSWEEP_UNTIL", "9");

@@ -75,13 +75,11 @@ dockerfile_of() {
 }
 
 # pip in a build stage trusts what this machine trusts: where the network re-signs TLS with a
-# local CA, Debian's bundle in the image lacks it. The bundle is mounted for RUN steps only and
-# is not part of any image.
+# local CA, Debian's bundle in the image lacks it. It goes in as the build secret pip-ca, which
+# no layer keeps.
 ca_bundle=${PIP_CERT:-/etc/ssl/certs/ca-certificates.crt}
 build_options=()
-if [ -f "$ca_bundle" ]; then
-  build_options=(-v "$ca_bundle:/run/bsw-build-ca.crt:ro" --build-arg PIP_CERT=/run/bsw-build-ca.crt)
-fi
+if [ -f "$ca_bundle" ]; then build_options=(--secret "id=pip-ca,src=$ca_bundle"); fi
 
 images=("$@")
 [ ${#images[@]} -gt 0 ] || images=(operator trainer trainer-cuda)
@@ -91,9 +89,14 @@ for image in "${images[@]}"; do
   archive=$out/budgetsweep-$image.tar
   log "building $ref from $dockerfile"
   start=$SECONDS
+  previous=$(bh inspect --type image --format '{{.FromImageID}}' "$ref" 2>/dev/null || true)
   bh bud --pull=never --layers --isolation chroot --network host \
     --build-arg "VERSION=$version" --build-arg "REVISION=$revision" "${build_options[@]}" \
     -f "$dockerfile" -t "$ref" . >&2
+  # The image the tag named before is garbage now; its layers go unless a cached step holds them.
+  if [ -n "$previous" ] && [ "$previous" != "$(bh inspect --type image --format '{{.FromImageID}}' "$ref")" ]; then
+    bh rmi "$previous" >/dev/null 2>&1 || true
+  fi
   rm -f "$archive"
   bh push -q "$ref" "oci-archive:$archive:$ref" >&2
   log "$archive: $(du -h "$archive" | cut -f1) compressed, built in $((SECONDS - start)) s"

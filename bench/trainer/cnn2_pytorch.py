@@ -3,8 +3,7 @@
 Trains the same network as budgetsweep-trainer's cnn2 (AdamW, warmup+cosine, same precision and
 threads) for one epoch on the first --train-limit samples and prints one JSON line per DataLoader
 setting tried, then the best. Runs on Debian's python3-torch 1.13 (run.sh) and on the pinned PyPI
-wheel (current.sh); needs only torch and numpy. --profile-steps writes a Chrome trace of the first
-N steps of the first setting.
+wheel (current.sh, bench/gpu/run.sh); needs only torch and numpy.
 """
 import argparse
 import gzip
@@ -52,9 +51,11 @@ def run(images, labels, args, workers):
     torch.manual_seed(args.seed)
     dataset = torch.utils.data.TensorDataset(images, labels)
     cuda = args.device == "cuda"
+    # prefetch_factor only with workers: 1.13 wants its default there, 2.x wants None.
+    background = {"persistent_workers": True, "prefetch_factor": 4} if workers > 0 else {}
     loader = torch.utils.data.DataLoader(
-        dataset, batch_size=args.batch_size, shuffle=True, num_workers=workers,
-        persistent_workers=workers > 0, prefetch_factor=4 if workers > 0 else 2, pin_memory=cuda)
+        dataset, batch_size=args.batch_size, shuffle=True, num_workers=workers, pin_memory=cuda,
+        **background)
     model = Cnn2().to(args.device)
     if args.channels_last:
         model = model.to(memory_format=torch.channels_last)
@@ -70,20 +71,12 @@ def run(images, labels, args, workers):
 
     autocast = args.precision == "bf16"
     model.train()
-    profiler = None
-    if args.profile_steps:
-        profiler = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
-        profiler.start()
     step = 0
     for _ in range(args.epochs):
         if cuda:
             torch.cuda.synchronize()
         seen, start = 0, time.perf_counter()  # the rate is the last epoch's
         for x, y in loader:
-            if profiler and step == args.profile_steps:
-                profiler.stop()
-                profiler.export_chrome_trace(args.profile_out)
-                profiler = None
             for g in opt.param_groups:
                 g["lr"] = lr_at(step)
             x, y = x.to(args.device, non_blocking=True), y.to(args.device, non_blocking=True)
@@ -118,8 +111,6 @@ def main():
     p.add_argument("--epochs", type=int, default=1, help="the rate is the last epoch's")
     p.add_argument("--count-flops", action="store_true",
                    help="print the training FLOPs per sample (forward + backward) and exit")
-    p.add_argument("--profile-steps", type=int, default=0)
-    p.add_argument("--profile-out", default="trace.json")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     if args.count_flops:
@@ -129,10 +120,7 @@ def main():
     lab = read_idx(f"{args.data_dir}/train-labels-idx1-ubyte.gz", 8)
     images = (torch.from_numpy(raw[: args.train_limit].copy()).float() / 255.0 - MEAN) / STD
     labels = torch.from_numpy(lab[: args.train_limit].astype(np.int64))
-    results = []
-    for w in args.workers.split(","):
-        results.append(run(images, labels, args, int(w)))
-        args.profile_steps = 0
+    results = [run(images, labels, args, int(w)) for w in args.workers.split(",")]
     for r in results:
         print(json.dumps({"side": "pytorch", "precision": args.precision,
                           "channels_last": args.channels_last, **r}))

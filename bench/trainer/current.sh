@@ -5,7 +5,7 @@
 # (channels_last, and the better of DataLoader num_workers 0 and 1): the same cnn2, data (20k
 # Fashion-MNIST samples, one epoch), batch 128, precision and intra-op threads. Cases alternate
 # round by round so that a busy spell on the machine hits every side alike; the report takes
-# medians. Then one profile of each side (the first 60 steps, bf16) says where a step's time goes.
+# medians. Then a perf profile of each side's bf16 run says where the time goes.
 #   bench/trainer/current.sh        (needs `make build build-torch2`; ROUNDS=3, THREADS=1)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -42,12 +42,16 @@ for round in $(seq 1 "$ROUNDS"); do
   done
 done
 
-# Where the time goes: a Chrome trace of the first 60 steps of each side, summarized by the report.
-"$TRAINER_2X" "${ours[@]}" --precision bf16 --device cpu --profile-steps 60 \
-  --profile-out "$WORK/trace-ours.json" > /dev/null
-"$TRAINER_113" "${ours[@]}" --precision bf16 --profile-steps 60 \
-  --profile-out "$WORK/trace-ours-113.json" > /dev/null
-"$PYTHON" "${theirs[@]}" --precision bf16 --workers 0 --profile-steps 60 \
-  --profile-out "$WORK/trace-pytorch.json" > /dev/null
+# Where the time goes: perf samples each side's bf16 run (at its normal speed; the LibTorch
+# profiler slowed the trainer several-fold), and the report groups the samples by kind of work.
+command -v perf >/dev/null || apt-get install -y -q linux-perf >&2
+profile() {  # profile NAME COMMAND...
+  perf record -q -F 999 -o "$WORK/perf-$1.data" -- "${@:2}" > /dev/null 2>&1
+  perf report -i "$WORK/perf-$1.data" --no-children --sort dso,sym --stdio 2>/dev/null \
+    > "$WORK/perf-$1.txt"
+}
+profile ours "$TRAINER_2X" "${ours[@]}" --precision bf16 --device cpu --eval-limit 256
+profile ours-113 "$TRAINER_113" "${ours[@]}" --precision bf16 --eval-limit 256
+profile pytorch "$PYTHON" "${theirs[@]}" --precision bf16 --workers 0
 
 "$PYTHON" bench/trainer/current_report.py "$RAW" "$WORK" "$THREADS" "$COMMAND"

@@ -9,7 +9,7 @@
 #   bench/trainer/current.sh        (needs `make build build-torch2`; ROUNDS=3, THREADS=1)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-COMMAND="bench/trainer/current.sh $*"
+COMMAND="bench/trainer/current.sh${*:+ $*}"
 ROUNDS=${ROUNDS:-3}
 THREADS=${THREADS:-1}
 WORK=${BENCH_WORK:-/tmp/bsw-trainer-current}

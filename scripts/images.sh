@@ -65,6 +65,8 @@ if [ "$(bh inspect --type image --format '{{index .ImageAnnotations "dev.budgets
 fi
 
 # ---- the images ---------------------------------------------------------------------------------
+# The version and revision labels are also given on the command line: buildah's layer cache reuses
+# a LABEL step whose build arguments changed, which would keep an old revision.
 dockerfile_of() {
   case $1 in
     operator) echo operator/Dockerfile ;;
@@ -92,6 +94,8 @@ for image in "${images[@]}"; do
   previous=$(bh inspect --type image --format '{{.FromImageID}}' "$ref" 2>/dev/null || true)
   bh bud --pull=never --layers --isolation chroot --network host \
     --build-arg "VERSION=$version" --build-arg "REVISION=$revision" "${build_options[@]}" \
+    --label "org.opencontainers.image.version=$version" \
+    --label "org.opencontainers.image.revision=$revision" \
     -f "$dockerfile" -t "$ref" . >&2
   # The image the tag named before is garbage now; its layers go unless a cached step holds them.
   if [ -n "$previous" ] && [ "$previous" != "$(bh inspect --type image --format '{{.FromImageID}}' "$ref")" ]; then

@@ -73,6 +73,15 @@ def apply_layer(layer_tar, root, problems):
     return size
 
 
+def source_revision():
+    """The revision `make images` labels an image of this checkout with, or None outside git."""
+    head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True)
+    if head.returncode != 0:
+        return None
+    dirty = subprocess.run(["git", "status", "--porcelain"], capture_output=True, text=True)
+    return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+
+
 def in_image(root, argv, user=None):
     """Runs argv in the unpacked root as a container runtime would: in its own mount and PID
     namespaces, with /proc and /dev mounted, as `user` (when run as root)."""
@@ -121,6 +130,10 @@ def main():
         for label in OCI_LABELS:
             if not labels.get(label) or labels.get(label) == "unknown":
                 problems.append(f"label {label} is missing or unknown: {labels.get(label)!r}")
+        revision = source_revision()
+        if revision and labels.get("org.opencontainers.image.revision") != revision:
+            problems.append(f"label revision is {labels.get('org.opencontainers.image.revision')!r}, "
+                            f"but the checkout is at {revision!r} (make images)")
         if labels.get("org.opencontainers.image.version") != args.version:
             problems.append(f"label version is {labels.get('org.opencontainers.image.version')!r},"
                             f" want {args.version!r}")

@@ -25,14 +25,14 @@ start=$SECONDS
 
 if [ "$DRY" = 1 ]; then
   PYTHON="$(scripts/torch-wheel.sh)/bin/python"
-  DEVICE=cpu LIMIT=4096 PY_LIMIT=4096 EPOCHS=1 WORKERS=1
+  DEVICE=cpu LIMIT=4096 PY_LIMIT=4096 EPOCHS=1 WORKERS=1 THREADS=$(nproc) EVAL_LIMIT=512
   DATA=/usr/share/datasets/fashion-mnist
   prefix_path=""
 else
   command -v nvidia-smi >/dev/null || { log "no nvidia-smi: run this on an NVIDIA GPU machine"; exit 2; }
   PYTHON=${PYTHON:-python3}
   # The trainer holds 5,000 of the 60,000 out for validation; PyTorch trains on as many.
-  DEVICE=cuda LIMIT=0 PY_LIMIT=55000 EPOCHS=3 WORKERS=8
+  DEVICE=cuda LIMIT=0 PY_LIMIT=55000 EPOCHS=3 WORKERS=8 THREADS=8 EVAL_LIMIT=0
   # The trainer's C++ dependencies and Fashion-MNIST, unpacked from the carried Debian packages.
   root=$WORK/root
   ls .gpu-debs/*.deb >/dev/null 2>&1 || { log "no .gpu-debs/: run bench/gpu/fetch-debs.sh here first"; exit 2; }
@@ -82,9 +82,10 @@ for line in sys.stdin:
   log "$case done at $((SECONDS - start)) s"
 }
 ours=("$TRAINER" --data-dir "$DATA" --device "$DEVICE" --train-limit "$LIMIT" --epochs "$EPOCHS"
-  --batch-size 512 --threads 8 --prefetch 8 --linger-seconds 0 --summary-json)
+  --batch-size 512 --threads "$THREADS" --prefetch 8 --eval-limit "$EVAL_LIMIT" --linger-seconds 0
+  --summary-json)
 theirs=("$PYTHON" bench/trainer/cnn2_pytorch.py --data-dir "$DATA" --device "$DEVICE"
-  --train-limit "$PY_LIMIT" --epochs "$EPOCHS" --batch-size 512 --threads 8 --channels-last)
+  --train-limit "$PY_LIMIT" --epochs "$EPOCHS" --batch-size 512 --threads "$THREADS" --channels-last)
 
 for precision in bf16 fp32; do
   measure "ours cnn2 $precision workers $WORKERS" "${ours[@]}" --model cnn2 --precision "$precision" --workers "$WORKERS"

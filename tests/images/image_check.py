@@ -82,14 +82,17 @@ def source_revision():
     return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
 
 
-def in_image(root, argv, user=None):
+def in_image(root, argv, user=None, read_only=False):
     """Runs argv in the unpacked root as a container runtime would: in its own mount and PID
-    namespaces, with /proc and /dev mounted, as `user` (when run as root)."""
+    namespaces, with /proc and /dev mounted, as `user` (when run as root), on a read-only root
+    when asked."""
     for mountpoint in ("proc", "dev"):
         os.makedirs(os.path.join(root, mountpoint), exist_ok=True)
     userns = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
     userspec = [f"--userspec={user}"] if user and os.geteuid() == 0 else []
     script = 'mount -t proc proc "$0/proc" && mount --rbind /dev "$0/dev" && exec chroot "$@"'
+    if read_only:
+        script = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && ' + script
     command = ([shutil.which("unshare") or "/usr/bin/unshare"] + userns +
                ["--mount", "--pid", "--fork", "sh", "-c", script, root] + userspec + [root] + argv)
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", "HOME": "/tmp"}
@@ -106,6 +109,8 @@ def main():
                         help="ceiling of the uncompressed layers, MB (10^6 bytes)")
     parser.add_argument("--version-output", required=True,
                         help="what ENTRYPOINT --version must print first")
+    parser.add_argument("--read-only", action="store_true",
+                        help="run the binary on a read-only root, as readOnlyRootFilesystem does")
     parser.add_argument("--run", action="append", default=[],
                         help="a further command line that must exit 0 in the image, as its user")
     parser.add_argument("--fail", action="append", default=[],
@@ -153,14 +158,14 @@ def main():
             missing = [line.strip() for line in listed.stdout.splitlines() if "not found" in line]
             if listed.returncode != 0 or missing:
                 problems.append(f"{args.entrypoint}: libraries not in the image: {missing or listed.stderr.strip()}")
-            version = in_image(root, [args.entrypoint, "--version"], args.user)
+            version = in_image(root, [args.entrypoint, "--version"], args.user, args.read_only)
             print(f"{args.entrypoint} --version: {version.stdout.strip()}")
             if version.returncode != 0 or not version.stdout.startswith(args.version_output):
                 problems.append(f"{args.entrypoint} --version exited {version.returncode} printing "
                                 f"{version.stdout.strip()!r} {version.stderr.strip()!r}, want "
                                 f"{args.version_output!r}")
             for command in args.run:
-                ran = in_image(root, [args.entrypoint] + command.split(), args.user)
+                ran = in_image(root, [args.entrypoint] + command.split(), args.user, args.read_only)
                 print(f"{args.entrypoint} {command}: exit {ran.returncode}: "
                       f"{ran.stderr.strip().splitlines()[-1:] }")
                 if ran.returncode != 0:
@@ -168,7 +173,7 @@ def main():
                                     f"{ran.stderr.strip()[-800:]}")
             for case in args.fail:
                 command, _, text = case.partition("=>")
-                ran = in_image(root, [args.entrypoint] + command.split(), args.user)
+                ran = in_image(root, [args.entrypoint] + command.split(), args.user, args.read_only)
                 print(f"{args.entrypoint} {command}: exit {ran.returncode}: {ran.stderr.strip()}")
                 if ran.returncode == 0 or text not in ran.stderr:
                     problems.append(f"{args.entrypoint} {command} exited {ran.returncode} with "

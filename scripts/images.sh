@@ -34,8 +34,8 @@ bh() { buildah --root "$storage/root" --runroot "$storage/run" --storage-driver 
 
 # ---- the base: debian:bookworm-slim from Debian's packages -------------------------------------
 # Like the official slim image: minbase, without manuals, documentation (copyrights kept) and
-# translations, and with an empty /dev (the container runtime provides it). The key changes with this selection; a point release is picked up by removing
-# the cached tarball.
+# translations, and with an empty /dev (the container runtime provides it). The key changes with
+# this selection; a Debian point release is picked up by removing the cached tarball.
 suite=bookworm
 base_options=(--variant=minbase --mode=auto --format=tar --skip=output/dev
   --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/info/*'

@@ -52,7 +52,7 @@ if [ "$DRY" = 1 ]; then
   scripts/configure-torch2.sh "$build" -DBSW_TESTS=OFF >&2
 else
   nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE='-O2 -DNDEBUG' \
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DBSW_OPERATOR=OFF -DBSW_TESTS=OFF -DCMAKE_PREFIX_PATH="$prefix_path$torch_cmake" \
     -DCMAKE_CUDA_COMPILER="$nvcc" -DTORCH_CUDA_ARCH_LIST=9.0 >&2
 fi

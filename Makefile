@@ -13,7 +13,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := true
 
 .PHONY: deps configure build build-torch2 images run test test-unit test-torch2 format \
-  check-format clean
+  check-format clean cluster-up cluster-down
 
 deps:
 	scripts/deps.sh
@@ -47,6 +47,18 @@ test-torch2: build-torch2
 
 test: build images check-format test-torch2
 	$(CTEST)
+
+# A local cluster to try the chart on (tests/cluster/README.md): the control plane and a real node
+# (containerd, runc, kubelet; needs root) with the images of `make images` imported.
+# State in ~/.cache/budgetsweep/cluster; then `export KUBECONFIG=~/.cache/budgetsweep/cluster/admin.kubeconfig`.
+cluster-up: images
+	tests/cluster/up.sh >/dev/null
+	BSW_IMAGES_DIR=$(CURDIR)/$(BUILD_DIR)/images tests/cluster/node_up.sh >/dev/null
+	@echo "export KUBECONFIG=$${BSW_CLUSTER_DIR:-$$HOME/.cache/budgetsweep/cluster}/admin.kubeconfig"
+
+cluster-down:
+	tests/cluster/node_down.sh
+	tests/cluster/down.sh
 
 format:
 	git ls-files -z '*.cc' '*.h' | xargs -0 clang-format -i

@@ -13,6 +13,7 @@ packages=(
   dataset-fashion-mnist
   python3-yaml python3-venv
   mmdebstrap buildah
+  runc containernetworking-plugins iptables iproute2
 )
 
 missing=()

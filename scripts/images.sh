@@ -9,7 +9,10 @@
 # selection below) and tagged locally under that name; buildah then builds each Dockerfile in its
 # own storage under ~/.cache/budgetsweep/buildah, whose layer cache makes an unchanged image cheap.
 #
-# Usage: scripts/images.sh [operator|trainer|trainer-cuda ...]   (default: all three)
+# Usage: scripts/images.sh [operator|trainer|trainer-cuda|sandbox|curve-trainer ...]
+#   (default: the three above). sandbox and curve-trainer are test images for the test node
+#   (tests/cluster/node, tests/fixtures/curve-trainer): budgetsweep-sandbox.tar and
+#   budgetsweep-curve-trainer.tar.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -72,7 +75,10 @@ dockerfile_of() {
     operator) echo operator/Dockerfile ;;
     trainer) echo trainer-image/Dockerfile ;;
     trainer-cuda) echo trainer-image/Dockerfile.cuda ;;
-    *) log "error: unknown image '$1' (operator, trainer, trainer-cuda)"; exit 2 ;;
+    # Test images, not products: the test node's pod sandbox, and the curve-trainer fixture.
+    sandbox) echo tests/cluster/node/Dockerfile.sandbox ;;
+    curve-trainer) echo tests/fixtures/curve-trainer/Dockerfile ;;
+    *) log "error: unknown image '$1' (operator, trainer, trainer-cuda, sandbox, curve-trainer)"; exit 2 ;;
   esac
 }
 

@@ -27,13 +27,19 @@ std::atomic<bool> g_stop{false};
 
 void OnStopSignal(int) { g_stop = true; }
 
-StatusOr<kube::KubeConfig> LoadConfig(const OperatorOptions& options) {
+// The kubeconfig of --kubeconfig or $KUBECONFIG, else the in-cluster configuration; *source
+// says which, for the log.
+StatusOr<kube::KubeConfig> LoadConfig(const OperatorOptions& options, std::string* source) {
   std::string path = options.kubeconfig;
   if (path.empty()) {
     const char* env = std::getenv("KUBECONFIG");
     if (env != nullptr) path = env;
   }
-  if (!path.empty()) return kube::LoadKubeconfig(path);
+  if (!path.empty()) {
+    *source = "kubeconfig " + path;
+    return kube::LoadKubeconfig(path);
+  }
+  *source = "in-cluster";
   return kube::LoadInClusterConfig();
 }
 
@@ -59,8 +65,10 @@ int RunOperator(const OperatorOptions& options) {
   sigaction(SIGTERM, &action, nullptr);
   sigaction(SIGINT, &action, nullptr);
 
-  StatusOr<kube::KubeConfig> config = LoadConfig(options);
+  std::string source;
+  StatusOr<kube::KubeConfig> config = LoadConfig(options, &source);
   if (!config.ok()) return Fail("config_failed", config.status());
+  kube::LogEvent("info", "config_loaded", {{"source", source}, {"server", config->server}});
   kube::ClientOptions client_options;
   client_options.qps = 50;
   client_options.burst = 200;

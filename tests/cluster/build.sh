@@ -4,17 +4,22 @@
 # A warm cache makes this a no-op that runs no Go command at all.
 #
 # Usage: tests/cluster/build.sh [component...]   (default: all of them)
-#   components: kube-apiserver kube-scheduler kube-controller-manager etcd helm
+#   components: kube-apiserver kube-scheduler kube-controller-manager kubelet kube-proxy etcd
+#               containerd prometheus helm
 # Prints the cache path of each binary, and how long each cold build took.
 set -euo pipefail
 
 # ---- pinned versions --------------------------------------------------------------------------
 # Kubernetes: the newest minor whose go.mod `go` line the installed Go accepts with
 # GOTOOLCHAIN=local (v1.37.x: `go 1.26.0`). etcd: the server minor that k8s v1.37 pins its etcd
-# client modules to (v3.7). helm: the newest v3 release.
+# client modules to (v3.7). helm: the newest v3 release. containerd: the newest v2.2 patch
+# (kubelet >= 1.36 needs containerd >= 2.0; Debian's is 1.6). Prometheus: upstream 3.16 (module
+# v0.316.0), which has Kubernetes service discovery (Debian's build leaves it out).
 K8S_VERSION=v1.37.2
 ETCD_VERSION=v3.7.3
 HELM_VERSION=v3.22.0
+CONTAINERD_VERSION=v2.2.9
+PROMETHEUS_VERSION=v0.316.0
 # -----------------------------------------------------------------------------------------------
 
 CACHE_DIR=${BSW_CACHE_DIR:-$HOME/.cache/budgetsweep}
@@ -40,8 +45,10 @@ bin_path() {
   case $1 in
     kube-apiserver) echo "$CACHE_DIR/kube-apiserver-$K8S_VERSION/kube-apiserver" ;;
     kube-scheduler) echo "$CACHE_DIR/kube-scheduler-$K8S_VERSION/kube-scheduler" ;;
-    kube-controller-manager)
-      echo "$CACHE_DIR/kube-controller-manager-$K8S_VERSION/kube-controller-manager" ;;
+    kube-controller-manager|kubelet|kube-proxy) echo "$CACHE_DIR/$1-$K8S_VERSION/$1" ;;
+    # One directory holds the daemon and the tools built with it.
+    containerd)     echo "$CACHE_DIR/containerd-$CONTAINERD_VERSION/containerd" ;;
+    prometheus)     echo "$CACHE_DIR/prometheus-$PROMETHEUS_VERSION/prometheus" ;;
     etcd)           echo "$CACHE_DIR/etcd-$ETCD_VERSION/etcd" ;;
     helm)           echo "$CACHE_DIR/helm-$HELM_VERSION/helm" ;;
     *) die "unknown component: $1" ;;
@@ -89,7 +96,9 @@ k8s_wrapper() {
     "${NICE[@]}" "$GO" get -tags selinux,notest,grpcnotrace \
       "k8s.io/kubernetes/cmd/kube-apiserver@$K8S_VERSION" \
       "k8s.io/kubernetes/cmd/kube-scheduler@$K8S_VERSION" \
-      "k8s.io/kubernetes/cmd/kube-controller-manager@$K8S_VERSION" >&2
+      "k8s.io/kubernetes/cmd/kube-controller-manager@$K8S_VERSION" \
+      "k8s.io/kubernetes/cmd/kubelet@$K8S_VERSION" \
+      "k8s.io/kubernetes/cmd/kube-proxy@$K8S_VERSION" >&2
   ) || die "preparing the k8s wrapper module failed"
   K8S_WRAPPER=$w
 }
@@ -103,7 +112,7 @@ k8s_ldflags() {
   echo "$f"
 }
 
-build_k8s() {   # kube-apiserver | kube-scheduler | kube-controller-manager
+build_k8s() {   # kube-apiserver | kube-scheduler | kube-controller-manager | kubelet | kube-proxy
   local comp=$1 out
   k8s_wrapper
   out=$(mkscratch "$comp"); SCRATCH+=("$out")
@@ -115,17 +124,48 @@ build_k8s() {   # kube-apiserver | kube-scheduler | kube-controller-manager
   install_dir "$out" "$comp"
 }
 
-build_etcd() {
-  local w out
-  w=$(mkscratch etcd-wrapper); SCRATCH+=("$w")
-  out=$(mkscratch etcd); SCRATCH+=("$out")
+# build_module <component> <module@version> <tags> <ldflags> <binary=package...>: packages of
+# one module, built in a throwaway wrapper module that requires only it, into the component's
+# directory.
+build_module() {
+  local comp=$1 mod=$2 tags=$3 ld=$4 w out pkg
+  shift 4
+  w=$(mkscratch "$comp-wrapper"); SCRATCH+=("$w")
+  out=$(mkscratch "$comp"); SCRATCH+=("$out")
   (
     cd "$w"
-    "$GO" mod init budgetsweep.test/etcd-wrapper >/dev/null 2>&1
-    "${NICE[@]}" "$GO" get "go.etcd.io/etcd/server/v3@$ETCD_VERSION" >&2
-    "${NICE[@]}" "$GO" build -p "$GO_P" -trimpath -ldflags "-s -w" -o "$out/etcd" go.etcd.io/etcd/server/v3
-  ) || die "building etcd failed"
-  install_dir "$out" etcd
+    "$GO" mod init "budgetsweep.test/$comp-wrapper" >/dev/null 2>&1
+    "${NICE[@]}" "$GO" get "$mod" >&2
+    for pkg in "$@"; do
+      "${NICE[@]}" "$GO" build -p "$GO_P" -trimpath -tags "$tags" -ldflags "-s -w $ld" \
+        -o "$out/${pkg%%=*}" "${pkg#*=}"
+    done
+  ) || die "building $comp failed"
+  install_dir "$out" "$comp"
+}
+
+build_etcd() {
+  build_module etcd "go.etcd.io/etcd/server/v3@$ETCD_VERSION" "" "" etcd=go.etcd.io/etcd/server/v3
+}
+
+# containerd with its CLI and the runc shim; the snapshotters that need cgo or kernel headers
+# are left out (the node uses overlayfs).
+build_containerd() {
+  local m=github.com/containerd/containerd/v2
+  build_module containerd "$m@$CONTAINERD_VERSION" no_btrfs,no_devmapper \
+    "-X $m/version.Version=$CONTAINERD_VERSION -X $m/version.Revision=module" \
+    "containerd=$m/cmd/containerd" "ctr=$m/cmd/ctr" \
+    "containerd-shim-runc-v2=$m/cmd/containerd-shim-runc-v2"
+}
+
+# Prometheus and promtool without the web UI's assets (the builtinassets tag): the HTTP API,
+# scraping and service discovery are all there. The version is 3.x for module v0.3xx.y.
+build_prometheus() {
+  local m=github.com/prometheus/prometheus c=github.com/prometheus/common/version v
+  v=${PROMETHEUS_VERSION#v0.}; v="3.$(( 10#${v%%.*} - 300 )).${v#*.}"
+  build_module prometheus "$m@$PROMETHEUS_VERSION" "" \
+    "-X $c.Version=$v -X $c.Revision=module -X $c.Branch=release-${v%.*}" \
+    "prometheus=$m/cmd/prometheus" "promtool=$m/cmd/promtool"
 }
 
 build_helm() {
@@ -161,8 +201,10 @@ ensure() {
   log "$comp: building (cold) ..."
   start=$(date +%s)
   case $comp in
-    kube-apiserver|kube-scheduler|kube-controller-manager) build_k8s "$comp" ;;
+    kube-apiserver|kube-scheduler|kube-controller-manager|kubelet|kube-proxy) build_k8s "$comp" ;;
     etcd) build_etcd ;;
+    containerd) build_containerd ;;
+    prometheus) build_prometheus ;;
     helm) build_helm ;;
   esac
   secs=$(( $(date +%s) - start ))
@@ -172,7 +214,8 @@ ensure() {
 }
 
 components=("$@")
-[ ${#components[@]} -gt 0 ] || components=(etcd kube-apiserver kube-scheduler kube-controller-manager helm)
+[ ${#components[@]} -gt 0 ] || components=(etcd kube-apiserver kube-scheduler kube-controller-manager
+  kubelet kube-proxy containerd prometheus helm)
 
 # Fast path: everything cached -> no lock, no Go.
 all_cached=1

@@ -15,7 +15,6 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$HERE/lib.sh"
 
 T0=$(date +%s.%N)
-READY_TIMEOUT=${BSW_CLUSTER_TIMEOUT:-120}
 
 # ---- binaries -----------------------------------------------------------------------------------
 declare -A BIN
@@ -30,52 +29,17 @@ exec 8>"$STATE/.up.lock"
 # Concurrent up.sh calls on one state dir run one after the other.
 flock -w 600 8 || fail "$STATE/.up.lock is held by another process for 10 min"
 
-# ---- certificates (openssl) ---------------------------------------------------------------------
-write_openssl_cnf() {
-  cat > "$1/openssl.cnf" <<'EOF'
-[req]
-distinguished_name = dn
-prompt = no
-[dn]
-CN = placeholder
-[ca]
-basicConstraints = critical,CA:TRUE
-keyUsage = critical,keyCertSign,cRLSign,digitalSignature
-subjectKeyIdentifier = hash
-[server]
-basicConstraints = critical,CA:FALSE
-keyUsage = critical,digitalSignature,keyEncipherment
-extendedKeyUsage = serverAuth
-subjectKeyIdentifier = hash
-authorityKeyIdentifier = keyid
-subjectAltName = DNS:localhost,IP:127.0.0.1,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,IP:10.0.0.1
-[client]
-basicConstraints = critical,CA:FALSE
-keyUsage = critical,digitalSignature,keyEncipherment
-extendedKeyUsage = clientAuth
-subjectKeyIdentifier = hash
-authorityKeyIdentifier = keyid
-EOF
-}
-EC_KEY=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
-mkca() {   # dir name subject
-  openssl req -config "$1/openssl.cnf" -x509 "${EC_KEY[@]}" -keyout "$1/$2.key" -out "$1/$2.crt" \
-    -days 3650 -subj "$3" -extensions ca 2>/dev/null
-}
-mkcert() { # dir name subject ca-name profile
-  local d=$1
-  openssl req -config "$d/openssl.cnf" -new "${EC_KEY[@]}" -keyout "$d/$2.key" -out "$d/$2.csr" \
-    -subj "$3" 2>/dev/null
-  openssl x509 -req -in "$d/$2.csr" -CA "$d/$4.crt" -CAkey "$d/$4.key" \
-    -set_serial "0x$(openssl rand -hex 16)" -days 3650 \
-    -extfile "$d/openssl.cnf" -extensions "$5" -out "$d/$2.crt" 2>/dev/null
-  rm -f "$d/$2.csr"
-}
-# The controller-manager's pair came after the rest: a state directory made before it gets them
-# added, signed by its existing CAs.
-controller_manager_certs() {
-  mkcert "$1" controller-manager-serving "/CN=kube-controller-manager" ca server
-  mkcert "$1" controller-manager "/CN=system:kube-controller-manager" client-ca client
+# ---- certificates (openssl; helpers in lib.sh) -----------------------------------------------
+# Pairs that came after the rest: a state directory made before them gets them added, signed by
+# its existing CAs. The API server's client certificate for the kubelet API (logs, exec) is bound
+# to system:kubelet-api-admin by node_up.sh.
+later_certs() {
+  [ -s "$1/controller-manager.crt" ] ||
+    mkcert "$1" controller-manager "/CN=system:kube-controller-manager" client-ca client
+  [ -s "$1/controller-manager-serving.crt" ] ||
+    mkcert "$1" controller-manager-serving "/CN=kube-controller-manager" ca server
+  [ -s "$1/apiserver-kubelet-client.crt" ] ||
+    mkcert "$1" apiserver-kubelet-client "/CN=kube-apiserver-kubelet-client" client-ca client
   chmod 600 "$1"/*.key
 }
 gen_pki() {
@@ -89,7 +53,7 @@ gen_pki() {
   mkcert "$d" scheduler "/CN=system:kube-scheduler" client-ca client
   openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$d/sa.key" 2>/dev/null
   openssl pkey -in "$d/sa.key" -pubout -out "$d/sa.pub"
-  controller_manager_certs "$d"
+  later_certs "$d"
 }
 if [ ! -f "$PKI/.complete" ]; then
   say "generating certificates in $PKI"
@@ -97,11 +61,32 @@ if [ ! -f "$PKI/.complete" ]; then
   gen_pki "$PKI.tmp" || fail "openssl failed"
   touch "$PKI.tmp/.complete"
   mv "$PKI.tmp" "$PKI"
-elif [ ! -s "$PKI/controller-manager.crt" ] || [ ! -s "$PKI/controller-manager-serving.crt" ]; then
-  say "adding the controller-manager's certificates to $PKI"
-  controller_manager_certs "$PKI" || fail "openssl failed"
+else
+  later_certs "$PKI" || fail "openssl failed"
 fi
-PKI_ID=$(cat "$PKI/ca.crt" "$PKI/client-ca.crt" "$PKI/sa.pub" | sha256sum | cut -c1-16)
+# A state directory made before the cluster had its own address gets a serving certificate that
+# names it.
+if ! openssl x509 -in "$PKI/apiserver.crt" -noout -ext subjectAltName 2>/dev/null | grep -q "IP Address:$CLUSTER_IP"; then
+  say "renewing the API server's certificate for $CLUSTER_IP"
+  write_openssl_cnf "$PKI"
+  mkcert "$PKI" apiserver "/CN=kube-apiserver" ca server || fail "openssl failed"
+  chmod 600 "$PKI"/*.key
+fi
+PKI_ID=$(cat "$PKI/ca.crt" "$PKI/client-ca.crt" "$PKI/sa.pub" "$PKI/apiserver.crt" | sha256sum | cut -c1-16)
+
+# ---- the cluster's address ------------------------------------------------------------------------
+if [ "$(id -u)" = 0 ]; then
+  ip link show "$CLUSTER_LINK" >/dev/null 2>&1 || ip link add "$CLUSTER_LINK" type bridge
+  ip addr replace "$CLUSTER_IP/32" dev "$CLUSTER_LINK"
+  ip link set "$CLUSTER_LINK" up
+  API_IP=$CLUSTER_IP
+  # Published as the `kubernetes` Service's endpoint, which the node's pods reach it through.
+  RECONCILER=lease
+else
+  say "not root: the API server listens on loopback, and no node can join (node_up.sh)"
+  API_IP=127.0.0.1
+  RECONCILER=none   # the API server refuses to publish a loopback endpoint, and exits
+fi
 
 # ---- ports --------------------------------------------------------------------------------------
 declare -A PORT OWNER=([ETCD_PORT]=etcd [ETCD_PEER_PORT]=etcd [APISERVER_PORT]=kube-apiserver
@@ -123,7 +108,7 @@ for k in "${!OWNER[@]}"; do
   [ -n "${PORT[$k]:-}" ] || fail "no free port for $k"
 done
 { for k in "${!OWNER[@]}"; do echo "$k=${PORT[$k]}"; done; } | sort > "$STATE/ports.env"
-API_URL=https://127.0.0.1:${PORT[APISERVER_PORT]}
+API_URL=https://$API_IP:${PORT[APISERVER_PORT]}
 ETCD_URL=http://127.0.0.1:${PORT[ETCD_PORT]}
 PEER_URL=http://127.0.0.1:${PORT[ETCD_PEER_PORT]}
 
@@ -158,61 +143,7 @@ write_kubeconfig "$STATE/scheduler.kubeconfig" system:kube-scheduler scheduler
 write_kubeconfig "$STATE/controller-manager.kubeconfig" system:kube-controller-manager controller-manager
 
 # ---- start or reuse -----------------------------------------------------------------------------
-# ensure_comp <component> <fingerprint-extra> <argv...>: reuse the running process when its
-# recorded command line and fingerprint match; otherwise (re)start it.
-STARTED=() REUSED=()
-ensure_comp() {
-  local c=$1 extra=$2; shift 2
-  local want pid
-  want=$(printf '%s\n' "$@"; printf '#%s\n' "$extra")
-  pid=$(comp_pid "$c")
-  if [ -n "$pid" ] && [ "$want" = "$(cat "$RUN/$c.cmd" 2>/dev/null)" ]; then
-    REUSED+=("$c"); return 0
-  fi
-  if [ -n "$pid" ]; then
-    say "$c runs with another configuration; restarting it and what depends on it"
-    local i j
-    for i in "${!COMPONENTS[@]}"; do [ "${COMPONENTS[i]}" = "$c" ] && break; done
-    for (( j=${#COMPONENTS[@]}-1; j>=i; j-- )); do stop_comp "${COMPONENTS[j]}"; done
-  fi
-  printf '%s\n' "$want" > "$RUN/$c.cmd"
-  rm -f "$RUN/$c.pid"
-  printf '=== %s starting %s\n' "$(date -u +%FT%TZ)" "$c" >> "$LOGS/$c.log"
-  # Own session, no terminal, output to the log: survives the caller and never holds its pipe.
-  # fd 8 (our lock) is closed so that the component never holds the lock.
-  setsid bash -c 'echo $$ > "$0.tmp" && mv "$0.tmp" "$0" && exec "$@"' "$RUN/$c.pid" "$@" \
-    >> "$LOGS/$c.log" 2>&1 < /dev/null 8>&- &
-  # The pid file is written before the exec: until the exec, /proc/PID/cmdline is bash's and
-  # comp_pid does not know the process, so wait for the exec (or the process's death) too.
-  local i pid
-  for i in $(seq 1 200); do
-    if [ -s "$RUN/$c.pid" ]; then
-      [ -n "$(comp_pid "$c")" ] && break
-      pid=$(cat "$RUN/$c.pid")
-      kill -0 "$pid" 2>/dev/null || break   # died: wait_healthy reports it with its log
-    fi
-    sleep 0.05
-  done
-  STARTED+=("$c")
-}
-
-# wait_healthy <component> <command...>: until the command succeeds; fail if the process dies.
-wait_healthy() {
-  local c=$1; shift
-  local deadline=$(( $(date +%s) + READY_TIMEOUT ))
-  while :; do
-    "$@" >/dev/null 2>&1 && return 0
-    if [ -z "$(comp_pid "$c")" ]; then
-      tail -n 30 "$LOGS/$c.log" >&2 || true
-      fail "$c exited; log: $LOGS/$c.log"
-    fi
-    if [ "$(date +%s)" -ge "$deadline" ]; then
-      tail -n 30 "$LOGS/$c.log" >&2 || true
-      fail "$c not healthy after ${READY_TIMEOUT}s; log: $LOGS/$c.log"
-    fi
-    sleep 0.2
-  done
-}
+# ensure_comp and wait_healthy: lib.sh
 admin_curl() {
   curl -fsS --max-time 5 --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key" "$@"
 }
@@ -234,18 +165,27 @@ ensure_comp etcd "pki=$PKI_ID" \
   --initial-cluster="bsw=$PEER_URL" --unsafe-no-fsync=true --log-level=warn
 wait_healthy etcd etcd_ok
 
-# Loopback may not be an endpoint of the `kubernetes` Service, so its reconciler is off.
-# Admission: no controller-manager, so no default ServiceAccount (ServiceAccount plugin off) and
-# nothing that would lift the not-ready taint from new nodes (TaintNodesByCondition off).
+# Admission: ServiceAccount on (pods get their token volume; the kubelet mounts it, and a pod
+# created right after its namespace waits for the controller-manager's `default`
+# ServiceAccount), TaintNodesByCondition off: without the node lifecycle controller nothing would
+# lift the not-ready taint from new Nodes.
+# The kubelet of node_up.sh: the Node authorizer and NodeRestriction keep it to its own Node and
+# pods; for logs and exec the API server dials the node's InternalIP (its name does not resolve)
+# with its own client certificate and checks the kubelet's against the cluster CA.
 ensure_comp kube-apiserver "pki=$PKI_ID" \
   "${BIN[kube-apiserver]}" \
   --etcd-servers="$ETCD_URL" \
-  --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="${PORT[APISERVER_PORT]}" \
-  --endpoint-reconciler-type=none \
+  --bind-address="$API_IP" --advertise-address="$API_IP" --secure-port="${PORT[APISERVER_PORT]}" \
+  --endpoint-reconciler-type="$RECONCILER" \
   --tls-cert-file="$PKI/apiserver.crt" --tls-private-key-file="$PKI/apiserver.key" \
   --client-ca-file="$PKI/client-ca.crt" \
-  --authorization-mode=RBAC \
-  --disable-admission-plugins=ServiceAccount,TaintNodesByCondition \
+  --authorization-mode=Node,RBAC \
+  --enable-admission-plugins=NodeRestriction \
+  --disable-admission-plugins=TaintNodesByCondition \
+  --kubelet-client-certificate="$PKI/apiserver-kubelet-client.crt" \
+  --kubelet-client-key="$PKI/apiserver-kubelet-client.key" \
+  --kubelet-certificate-authority="$PKI/ca.crt" \
+  --kubelet-preferred-address-types=InternalIP \
   --service-cluster-ip-range=10.0.0.0/24 \
   --allow-privileged=true \
   --service-account-issuer="$API_URL/" \
@@ -288,14 +228,8 @@ wait_healthy kube-controller-manager controller_manager_ok
 
 # ---- report -------------------------------------------------------------------------------------
 KUBECONFIG_PATH=$STATE/admin.kubeconfig
-{
-  printf 'export KUBECONFIG=%q\n' "$KUBECONFIG_PATH"
-  printf 'export BSW_APISERVER_URL=%q\n' "$API_URL"
-  printf 'export BSW_ETCD_URL=%q\n' "$ETCD_URL"
-  printf 'export BSW_CA_CERT=%q\n' "$PKI/ca.crt"
-} > "$STATE/cluster.env"
-T1=$(date +%s.%N)
-say "ready in $(awk -v a="$T0" -v b="$T1" 'BEGIN { printf "%.1f", b - a }')s;" \
-  "started: ${STARTED[*]:-none}; reused: ${REUSED[*]:-none}"
+write_env "$STATE/cluster.env" "KUBECONFIG=$KUBECONFIG_PATH" "BSW_APISERVER_URL=$API_URL" \
+  "BSW_ETCD_URL=$ETCD_URL" "BSW_CA_CERT=$PKI/ca.crt"
+say_ready ready
 echo "# API server $API_URL; logs in $LOGS; source $STATE/cluster.env for more"
 printf 'export KUBECONFIG=%q\n' "$KUBECONFIG_PATH"

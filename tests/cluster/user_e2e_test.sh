@@ -1,62 +1,61 @@
 #!/usr/bin/env bash
-# The whole user path on the test cluster (issue: cluster packaging and observability):
-#   1. helm installs charts/budgetsweep into a namespace that enforces Pod Security "restricted";
-#      its Deployment's pod (run by the node agent) is the operator;
+# The whole user path on the test cluster's real node (the node fixture: kubelet, containerd,
+# runc, the images of `make images` imported):
+#   1. helm installs charts/budgetsweep, with its default image (budgetsweep/operator:<appVersion>),
+#      into a namespace that enforces Pod Security "restricted": the operator runs as a container
+#      of its own image with the in-cluster configuration (its ServiceAccount's token, the
+#      cluster CA, the `kubernetes` Service), and `helm install --wait` returns once its /readyz
+#      has made the Deployment available;
 #   2. `kubectl apply` the cluster example (examples/fashion-mnist-cluster.yaml, sized down for a
 #      test: 2,000 images, 6 trials, and spec.metrics.prometheus.url set); its throughput probe
-#      phase decides on the cluster, and its probe pods are released like the trials';
-#   3. Debian's Prometheus discovers the trial pods from the test apiserver and scrapes them, and
-#      the operator's pod. Debian builds Prometheus without kubernetes_sd_configs, so discovery
-#      goes through http_sd_configs served by pod_sd.py, which lists the pods with kubectl and
-#      gives them kubernetes_sd's __meta_kubernetes_pod_* labels; the relabeling is the same;
+#      phase decides on the cluster, and its probe and trial pods are containers of the
+#      budgetsweep-trainer image, training on Fashion-MNIST;
+#   3. upstream Prometheus (built by build.sh) discovers the trial pods and the operator's pod
+#      with kubernetes_sd_configs (role pod) against the test apiserver, as its own
+#      ServiceAccount, with the chart's scrape jobs (charts/budgetsweep/files/
+#      prometheus-scrape-configs.yaml) unchanged, and scrapes them at their pod IPs;
 #   4. the operator decides from Prometheus and the sweep ends; budget used <= budget;
 #   5. every dashboard panel query, run against that Prometheus while the example's trials run,
 #      parses and returns series (DCGM's need a GPU, and the example has no probe phase: those
 #      queries must parse; tests/e2e/dashboard_test.sh checks them against a DCGM stand-in and an
 #      example sweep's status);
-#   6. Prometheus stopped for 2 minutes mid-sweep (a curve-trainer sweep): no trial is stopped
-#      for lack of data, values from after the outage are recorded, and the budget still holds;
+#   6. Prometheus stopped for 2 minutes mid-sweep (a sweep of curve-trainer pods): no trial is
+#      stopped for lack of data, values from after the outage are recorded, and the budget still
+#      holds;
 #   7. `helm uninstall` leaves no operator object behind (the CRDs stay, as Helm does).
-# The node agent mounts no service-account token, so the operator pod is given a kubeconfig with
-# a token of its chart-bound ServiceAccount (extraArgs --kubeconfig): it acts with exactly the
-# chart's RBAC. Without KUBECONFIG it skips (exit 77).
+# Without KUBECONFIG it skips (exit 77).
 set -euo pipefail
 if [ -z "${KUBECONFIG:-}" ]; then
   echo "SKIP: KUBECONFIG is not set"
   exit 77
 fi
-: "${BUDGETSWEEP:?path to budgetsweep}" "${NODE_AGENT:?path to bsw-node-agent}"
-: "${CURVE:?path to the curve-trainer fixture}" "${TRAINER:?path to budgetsweep-trainer}"
 : "${BSW_CLUSTER_DIR:?the test cluster state dir}"
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/chart_lib.sh"
 # shellcheck source=/dev/null
 . "$BSW_CLUSTER_DIR/cluster.env"
-command -v prometheus >/dev/null || { echo "FAIL: prometheus is not installed (make deps)"; exit 1; }
+[ -s "$BSW_CLUSTER_DIR/node/node.env" ] || { echo "FAIL no test node (node_fixture.sh up)"; exit 1; }
+# shellcheck source=/dev/null
+. "$BSW_CLUSTER_DIR/node/node.env"
+VERSION=$(sed -n 's/^project(budgetsweep VERSION \([0-9.]*\).*/\1/p' "$ROOT/CMakeLists.txt")
 
 ID=$(printf '%04x%04x' $RANDOM $RANDOM)
 NS=bsw-user-$ID
 REL=bsw
-SA=budgetsweep-operator
-AGENT_PID=""
 PROM_PID=""
-SD_PID=""
 # shellcheck source=namespace_lib.sh
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/namespace_lib.sh"
 k() { kubectl --cache-dir="$TMP/kube-cache" --request-timeout=30s "$@"; }
 cleanup() {
   set +e
   [ -n "$PROM_PID" ] && kill "$PROM_PID" 2>/dev/null
-  [ -n "$SD_PID" ] && kill "$SD_PID" 2>/dev/null
-  "$HELM" uninstall "$REL" -n "$NS" >/dev/null 2>&1
-  drop_namespace "$NS"
-  [ -n "$AGENT_PID" ] && kill -TERM "$AGENT_PID" 2>/dev/null && wait "$AGENT_PID" 2>/dev/null
   if [ "$failures" -gt 0 ]; then
     k -n "$NS" get pods -o wide
     k -n "$NS" get bsw -o yaml | grep -A40 '^  status:' | head -80
-    for f in "$TMP"/agent/logs/*operator*.log "$TMP/prometheus.log" "$TMP/agent.log"; do
-      [ -f "$f" ] && { echo "== $f"; tail -40 "$f"; }
-    done
+    k -n "$NS" logs -l app.kubernetes.io/name=budgetsweep --tail=40
+    [ -f "$TMP/prometheus.log" ] && { echo "== prometheus"; tail -40 "$TMP/prometheus.log"; }
   fi
+  "$HELM" uninstall "$REL" -n "$NS" >/dev/null 2>&1
+  drop_namespace "$NS"
   rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -73,69 +72,80 @@ wait_ended() {
   echo "$phase"
 }
 
-# ---- the namespace, a node agent, the ServiceAccount's kubeconfig ------------------------------
+# ---- the namespace ------------------------------------------------------------------------------
 k apply -f "$ROOT/crds/" >/dev/null
 k create namespace "$NS" >/dev/null
 k label namespace "$NS" pod-security.kubernetes.io/enforce=restricted \
   pod-security.kubernetes.io/enforce-version=latest >/dev/null
-PATH="$(dirname "$BUDGETSWEEP"):$(dirname "$TRAINER"):$PATH" "$NODE_AGENT" --nodes 2 \
-  --gpus-per-node 4 --node-prefix "user-$ID" --node-label "budgetsweep.dev/test=$ID" \
-  --address-base "127.$((RANDOM % 200 + 20)).0.10" --work-dir "$TMP/agent" 2>"$TMP/agent.log" &
-AGENT_PID=$!
-k -n "$NS" create serviceaccount "$SA" >/dev/null
-token=$(k -n "$NS" create token "$SA" --duration=2h)
-cat >"$TMP/sa.kubeconfig" <<YAML
-apiVersion: v1
-kind: Config
-clusters: [{name: test, cluster: {server: "$BSW_APISERVER_URL", certificate-authority: "$BSW_CA_CERT"}}]
-users: [{name: $SA, user: {token: "$token"}}]
-contexts: [{name: test, context: {cluster: test, user: $SA, namespace: $NS}}]
-current-context: test
-YAML
 
 # ---- 1. helm install -----------------------------------------------------------------------------
 if "$HELM" install "$REL" "$CHART" -n "$NS" --wait --timeout 180s \
-  --set serviceAccount.create=false --set "serviceAccount.name=$SA" \
-  --set-string "nodeSelector.budgetsweep\.dev/test=$ID" \
-  --set 'metrics.bindAddress=$(POD_IP)' --set 'health.bindAddress=$(POD_IP)' \
-  --set-json "extraArgs=[\"--kubeconfig=$TMP/sa.kubeconfig\", \"--checkpoint-dir=$TMP/checkpoints\"]" \
-  >"$TMP/helm.log" 2>&1; then
+  --set-string "nodeSelector.kubernetes\.io/hostname=$BSW_NODE_NAME" >"$TMP/helm.log" 2>&1; then
   pass "helm install into a namespace enforcing restricted; the operator pod is Ready"
 else
   fail "helm install: $(tail -5 "$TMP/helm.log")"
 fi
+op=$(k -n "$NS" get pods -l app.kubernetes.io/name=budgetsweep -o json | python3 -c '
+import json, sys
+p = json.load(sys.stdin)["items"][0]
+c = p["status"]["containerStatuses"][0]
+mounts = [m["mountPath"] for m in p["spec"]["containers"][0].get("volumeMounts", [])]
+print(p["spec"]["nodeName"], c["image"], str(c["ready"]).lower(), "state=" + ",".join(c["state"]),
+      "token" if "/var/run/secrets/kubernetes.io/serviceaccount" in mounts else "no-token")')
+[ "$op" = "$BSW_NODE_NAME docker.io/budgetsweep/operator:$VERSION true state=running token" ] &&
+  pass "the operator runs on $BSW_NODE_NAME as a container of budgetsweep/operator:$VERSION, Ready, with its ServiceAccount token" ||
+  fail "the operator pod: $op"
+k -n "$NS" logs -l app.kubernetes.io/name=budgetsweep --tail=-1 >"$TMP/operator.log" 2>&1
+cfg=$(python3 - "$TMP/operator.log" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    try:
+        e = json.loads(line)
+    except ValueError:
+        continue
+    if e.get("event") == "config_loaded":
+        print(e.get("source"), e.get("server"))
+        break
+PY
+)
+[ "$cfg" = "in-cluster https://10.0.0.1:443" ] &&
+  pass "the operator uses the in-cluster configuration: the kubernetes Service at https://10.0.0.1:443" ||
+  fail "the operator's config_loaded event: '$cfg' (log: $(head -3 "$TMP/operator.log"))"
 
 # ---- Prometheus, discovering pods through the apiserver -----------------------------------------
-python3 "$HERE/pod_sd.py" "$NS" "$TMP/sd.port" 2>"$TMP/pod_sd.log" &
-SD_PID=$!
-for _ in $(seq 1 50); do [ -s "$TMP/sd.port" ] && break; sleep 0.1; done
-SD_URL="http://127.0.0.1:$(cat "$TMP/sd.port")/"
+# Upstream Prometheus (build.sh) with the chart's scrape jobs unchanged, given only how to reach
+# the test API server: as its own ServiceAccount, allowed to list and watch this namespace's pods.
+PROMETHEUS=$("$HERE/build.sh" prometheus | sed -n 's/^prometheus=//p')
+[ -x "$PROMETHEUS" ] || { fail "build.sh did not produce prometheus"; exit 1; }
+k -n "$NS" create serviceaccount prometheus >/dev/null
+k -n "$NS" create role pod-reader --verb=get,list,watch --resource=pods >/dev/null
+k -n "$NS" create rolebinding prometheus-pod-reader --role=pod-reader \
+  --serviceaccount="$NS:prometheus" >/dev/null
+k -n "$NS" create token prometheus --duration=2h > "$TMP/prometheus.token"
 PROM_PORT=$(free_port)
-cat >"$TMP/prometheus.yml" <<YAML
-global: {scrape_interval: 1s, evaluation_interval: 1s}
-scrape_configs:
-  - job_name: budgetsweep-trials
-    http_sd_configs: [{url: "$SD_URL", refresh_interval: 1s}]
-    relabel_configs:
-      - {source_labels: [__meta_kubernetes_pod_annotation_prometheus_io_scrape], regex: "true", action: keep}
-      - {source_labels: [__meta_kubernetes_pod_ip, __meta_kubernetes_pod_annotation_prometheus_io_port], regex: "(.+);(.+)", replacement: "\$1:\$2", target_label: __address__}
-      - {source_labels: [__meta_kubernetes_namespace], target_label: namespace}
-      - {source_labels: [__meta_kubernetes_pod_name], target_label: pod}
-      - {source_labels: [__meta_kubernetes_pod_container_name], target_label: container}
-  - job_name: budgetsweep-operator
-    honor_labels: true
-    http_sd_configs: [{url: "$SD_URL", refresh_interval: 1s}]
-    relabel_configs:
-      - {source_labels: [__meta_kubernetes_pod_label_app_kubernetes_io_name], regex: budgetsweep, action: keep}
-      - {source_labels: [__meta_kubernetes_pod_ip], replacement: "\$1:8080", target_label: __address__}
-      - {source_labels: [__meta_kubernetes_pod_name], target_label: pod}
-YAML
+# On the cluster's address, where the operator's pod reaches it.
+PROM_URL=http://$BSW_NODE_IP:$PROM_PORT
+python3 - "$CHART/files/prometheus-scrape-configs.yaml" "$BSW_APISERVER_URL" "$BSW_CA_CERT" \
+  "$TMP/prometheus.token" "$NS" >"$TMP/prometheus.yml" <<'PY'
+import json, sys, yaml
+jobs = yaml.safe_load(open(sys.argv[1]))
+api, ca, token, ns = sys.argv[2:6]
+for job in jobs:
+    for sd in job["kubernetes_sd_configs"]:
+        sd.update({"api_server": api, "tls_config": {"ca_file": ca},
+                   "authorization": {"credentials_file": token}, "namespaces": {"names": [ns]}})
+print(json.dumps({"global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+                  "scrape_configs": jobs}))
+PY
+"$(dirname "$PROMETHEUS")/promtool" check config "$TMP/prometheus.yml" >"$TMP/promtool.log" 2>&1 &&
+  pass "promtool check config: the chart's scrape jobs with kubernetes_sd_configs" ||
+  fail "promtool check config: $(tail -3 "$TMP/promtool.log")"
 start_prometheus() {
-  prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/tsdb" \
-    --web.listen-address="127.0.0.1:$PROM_PORT" >>"$TMP/prometheus.log" 2>&1 &
+  "$PROMETHEUS" --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/tsdb" \
+    --web.listen-address="$BSW_NODE_IP:$PROM_PORT" >>"$TMP/prometheus.log" 2>&1 &
   PROM_PID=$!
   for _ in $(seq 1 100); do
-    curl -sf "http://127.0.0.1:$PROM_PORT/-/ready" >/dev/null && return 0
+    curl -sf "$PROM_URL/-/ready" >/dev/null && return 0
     sleep 0.2
   done
   return 1
@@ -143,29 +153,30 @@ start_prometheus() {
 start_prometheus || fail "Prometheus did not start"
 
 # ---- 2-4. the cluster example, decided from Prometheus ------------------------------------------
-python3 - "$ROOT/examples/fashion-mnist-cluster.yaml" "$NS" "$ID" "$PROM_PORT" >"$TMP/example.json" <<'PY'
+python3 - "$ROOT/examples/fashion-mnist-cluster.yaml" "$NS" "$BSW_NODE_NAME" "$PROM_URL" >"$TMP/example.json" <<'PY'
 import json, sys, yaml
 doc = yaml.safe_load(open(sys.argv[1]))
-ns, test_id, port = sys.argv[2:5]
+ns, node, url = sys.argv[2:5]
 doc["metadata"]["namespace"] = ns
 spec = doc["spec"]
 spec["budget"]["gpuHours"] = 0.1
 spec["maxTrials"], spec["parallelism"] = 6, 2
-spec["metrics"] = {"prometheus": {"url": f"http://127.0.0.1:{port}"}}
+spec["metrics"] = {"prometheus": {"url": url}}
 spec["throughput"]["maxBudgetFraction"] = 0.3  # of the test's 0.1 GPU-h: room for three probes
 tmpl = spec["trial"]["template"]["spec"]
-tmpl["nodeSelector"] = {"budgetsweep.dev/test": test_id}
+tmpl["nodeSelector"] = {"kubernetes.io/hostname": node}
 c = tmpl["containers"][0]
 c["args"] = [a for a in c["args"] if not a.startswith(("--train-limit", "--threads"))]
 c["args"] += ["--train-limit=2000", "--eval-limit=1000", "--threads=1", "--linger-seconds=3"]
-c["resources"] = {"requests": {"cpu": "1", "memory": "512Mi"}}
+# Two trials and the operator on the node's two cores.
+c["resources"] = {"requests": {"cpu": "500m", "memory": "512Mi"}}
 print(json.dumps(doc))
 PY
 k apply -f "$TMP/example.json" >/dev/null
 # 5. The dashboard's queries against this Prometheus, while the trials run (the checker retries
 # until every query answers, up to 3 minutes).
 GPU_ONLY_EXTRA=DCGM_FI_DEV_GPU_UTIL python3 "$ROOT/tests/e2e/dashboard_check.py" \
-  "$CHART/dashboards/budgetsweep.json" "http://127.0.0.1:$PROM_PORT" \
+  "$CHART/dashboards/budgetsweep.json" "$PROM_URL" \
   "{\"namespace\": \"$NS\", \"sweep\": \"fmnist-cluster\", \"trial\": \"fmnist-cluster-t.*\"}" \
   >"$TMP/dashboard.log" 2>&1 &
 DASH_PID=$!
@@ -225,18 +236,20 @@ spec:
   maxTrials: 2
   searchSpace:
     lr: {type: logUniform, min: 1.0e-3, max: 1.0e-2}
-  metrics: {prometheus: {url: "http://127.0.0.1:$PROM_PORT"}}
+  metrics: {prometheus: {url: "$PROM_URL"}}
   trial:
     gpus: 1
     template:
       spec:
         terminationGracePeriodSeconds: 2
-        nodeSelector: {budgetsweep.dev/test: "$ID"}
+        nodeSelector: {kubernetes.io/hostname: "$BSW_NODE_NAME"}
+        volumes: [{name: checkpoints, emptyDir: {}}]
         containers:
           - name: trainer
-            image: curve-trainer
-            command: ["$CURVE"]
+            image: budgetsweep/curve-trainer:$VERSION
             args: ["--seconds-per-epoch=16"]
+            volumeMounts: [{name: checkpoints, mountPath: /checkpoints}]
+            resources: {requests: {cpu: 100m, memory: 64Mi}}
 YAML
 # Down once the first rung value is in, for 120 s: the trials keep training, unseen.
 reached=""

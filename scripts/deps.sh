@@ -13,7 +13,7 @@ packages=(
   dataset-fashion-mnist
   python3-yaml python3-venv
   mmdebstrap buildah
-  runc containernetworking-plugins iptables iproute2
+  runc containernetworking-plugins iptables nftables iproute2
 )
 
 missing=()

@@ -16,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-version=$(sed -n 's/^project(budgetsweep VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
+version=$(scripts/project-version)
 revision=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 if [ -n "$(git status --porcelain 2>/dev/null)" ]; then revision="$revision-dirty"; fi
 cache=${BSW_CACHE:-$HOME/.cache/budgetsweep}

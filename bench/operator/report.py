@@ -16,17 +16,17 @@ def parse_ts(text):
     return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
-def visible_times(pod_logs):
-    """(namespace/trial, epoch) -> when the fixture exposed that epoch's value."""
+def visible_times(epoch_logs, namespace):
+    """(namespace/trial, epoch) -> when the fixture exposed that epoch's value (--epoch-log files,
+    one per trial, named <trial>.log)."""
     times = {}
-    for path in glob.glob(os.path.join(pod_logs, "*.log")):
-        ns, pod, _uid = os.path.basename(path)[: -len(".log")].split("_", 2)
-        trial = pod.rsplit("-s", 1)[0]
+    for path in glob.glob(os.path.join(epoch_logs, "*.log")):
+        trial = os.path.basename(path)[: -len(".log")]
         with open(path, errors="replace") as lines:
             for line in lines:
                 m = VISIBLE.match(line)
                 if m:
-                    times[(f"{ns}/{trial}", int(m.group(1)))] = float(m.group(2))
+                    times[(f"{namespace}/{trial}", int(m.group(1)))] = float(m.group(2))
     return times
 
 
@@ -90,7 +90,7 @@ def rss_growth(samples):
 
 def main():
     p = argparse.ArgumentParser()
-    for flag in ("operator-log", "pod-logs", "rss", "metrics", "command", "out"):
+    for flag in ("operator-log", "epoch-logs", "namespace", "rss", "metrics", "command", "out"):
         p.add_argument("--" + flag, required=True)
     for flag in ("hwm-kb", "elapsed", "sweeps", "trials", "parallelism", "duration"):
         p.add_argument("--" + flag, type=int, required=True)
@@ -100,7 +100,7 @@ def main():
     rss_mb = [int(s[1]) / 1024 for s in samples if int(s[1]) > 0]
     created = int(samples[-1][2]) if samples else 0
     ended = int(samples[-1][3]) if samples else 0
-    latencies = kill_latencies(a.operator_log, visible_times(a.pod_logs))
+    latencies = kill_latencies(a.operator_log, visible_times(a.epoch_logs, a.namespace))
     reconcile = reconcile_latency(open(a.metrics).read())
     growth = rss_growth(samples)
     decisions = collections.Counter()
@@ -140,8 +140,9 @@ def main():
     lat, rss = result["kill_latency_seconds"], result["rss_mb"]
     md = f"""# Operator under load (bench/operator)
 
-Command: `{a.command}` (on the test cluster of tests/cluster, curve-trainer fixture, one GPU a
-trial, 0.1 s an epoch, rungs 1/3/9; 2-core machine shared with other work).
+Command: `{a.command}` (on the test cluster of tests/cluster and its real node: trials as
+containers of the curve-trainer image under the kubelet, one GPU a trial, 0.1 s an epoch, rungs
+1/3/9; the operator on the host, scraping the pods at their pod IPs; 2-core machine).
 
 | | measured | target |
 |---|---:|---:|

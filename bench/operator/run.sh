@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
-# The operator under load on the test cluster: resident memory, and the time from a rung value
-# being visible at a trial's metrics endpoint to the kill being issued.
+# The operator under load on the test cluster and its real node: resident memory, and the time
+# from a rung value being visible at a trial's metrics endpoint to the kill being issued.
 #
-#   bench/operator/run.sh                 10 sweeps x 1000 trials, at most 600 s
+#   bench/operator/run.sh                 10 sweeps x 1000 trials, at most 3600 s (root: the node)
 #   SWEEPS=2 TRIALS=50 DURATION=60 bench/operator/run.sh     a quick look
 #
-# Each sweep runs the curve-trainer fixture (one GPU a trial, 0.1 s an epoch, rungs 1/3/9,
-# parallelism PARALLELISM) on nodes of a node agent; budgets are large so that maxTrials ends the
-# sweeps. The run stops when every sweep has ended or after DURATION seconds, whichever is first;
-# the results say which. Results: bench/results/operator.{md,json}.
+# Each sweep runs the curve-trainer image (one GPU a trial, 0.1 s an epoch, rungs 1/3/9,
+# parallelism PARALLELISM) as containers on the test node (tests/cluster/node_up.sh, with
+# SWEEPS x PARALLELISM nvidia.com/gpu so that every sweep can run at once); budgets are large so
+# that maxTrials ends the sweeps. The operator runs on the host and scrapes the pods at their pod
+# IPs. The run stops when every sweep has ended or after DURATION seconds, whichever is first; the
+# results say which. The node and the control plane are stopped at the end (the node restoring
+# the host). Results: bench/results/operator.{md,json}.
 #
 # Reconcile latency: the operator's own budgetsweep_reconcile_duration_seconds histogram, read from
 # its --metrics-addr at the end. Memory: VmRSS every 2 s against the trials created so far.
 #
 # Kill latency: the fixture prints `visible_at=<unix seconds>` for each epoch right after its
-# values are exposed; the operator's JSON log line for each TrialStopped(RungCutoff) decision is
+# values are exposed, and appends the same lines (--epoch-log) to a file per trial in a hostPath
+# directory, which outlives the pod; the operator's JSON log line for each TrialStopped(RungCutoff) decision is
 # written just before the pod's DELETE is sent. Latency = log time - visible_at of the trial's
 # last reported epoch.
 set -euo pipefail
@@ -23,21 +27,26 @@ ROOT=$(cd "$HERE/../.." && pwd)
 SWEEPS=${SWEEPS:-10}
 TRIALS=${TRIALS:-1000}
 PARALLELISM=${PARALLELISM:-3}
-DURATION=${DURATION:-600}
+DURATION=${DURATION:-3600}
+[ "$(id -u)" = 0 ] || { echo "bench/operator: the test node needs root" >&2; exit 1; }
 
-make -C "$ROOT" build >/dev/null
+make -C "$ROOT" build images >/dev/null
 BUILD=$ROOT/build
 BSW=$BUILD/operator/cmd/budgetsweep
-AGENT=$BUILD/tests/cluster/node-agent/bsw-node-agent
-CURVE=$BUILD/tests/fixtures/curve-trainer/curve-trainer
-export BSW_CLUSTER_DIR=$BUILD/test-cluster
+VERSION=$("$ROOT/scripts/project-version")
+export BSW_CLUSTER_DIR=$BUILD/test-cluster BSW_IMAGES_DIR=$BUILD/images
+"$ROOT/scripts/images.sh" sandbox curve-trainer >/dev/null
 eval "$("$ROOT/tests/cluster/up.sh" 2>/dev/null | tail -1)"
+BSW_NODE_GPUS=$((SWEEPS * PARALLELISM)) "$ROOT/tests/cluster/node_up.sh" >/dev/null
+# shellcheck source=/dev/null
+. "$BSW_CLUSTER_DIR/node/node.env"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/bsw-bench-operator.XXXXXX")
+EPOCHS=$WORK/epochs # the containers' --epoch-log files (a hostPath: the node is this machine)
+mkdir -m 1777 "$EPOCHS"
 NS=bench-op-$(printf '%04x' $RANDOM)
 k() { kubectl --cache-dir="$WORK/kube-cache" --request-timeout=30s "$@"; }
 OP=""
-AGENT_PID=""
 cleanup() {
   set +e
   [ -n "$OP" ] && kill -TERM "$OP" 2>/dev/null && wait "$OP" 2>/dev/null
@@ -45,7 +54,7 @@ cleanup() {
   for pod in $(k -n "$NS" get pods -o name 2>/dev/null); do
     k -n "$NS" patch "$pod" --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1
   done
-  [ -n "$AGENT_PID" ] && kill -TERM "$AGENT_PID" 2>/dev/null && wait "$AGENT_PID" 2>/dev/null
+  "$ROOT/tests/cluster/node_down.sh" >/dev/null 2>&1
   "$ROOT/tests/cluster/down.sh" >/dev/null 2>&1
   rm -rf "$WORK"
 }
@@ -54,12 +63,9 @@ trap cleanup EXIT
 k apply -f "$ROOT/crds/" >/dev/null
 k wait --for=condition=Established --timeout=60s crd/budgetsweeps.budgetsweep.dev >/dev/null
 k create namespace "$NS" >/dev/null
-"$AGENT" --nodes 4 --gpus-per-node 16 --node-prefix "bench-$NS" --node-label "bench=$NS" \
-  --address-base 127.90.0.10 --work-dir "$WORK/agent" 2>"$WORK/agent.log" &
-AGENT_PID=$!
 METRICS_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$BSW" operator --namespace "$NS" --metrics-addr "127.0.0.1:$METRICS_PORT" --health-addr 127.0.0.1:0 \
-  --checkpoint-dir "$WORK/checkpoints" 2>"$WORK/operator.log" &
+  2>"$WORK/operator.log" &
 OP=$!
 
 for i in $(seq 1 "$SWEEPS"); do
@@ -82,12 +88,17 @@ spec:
     template:
       spec:
         terminationGracePeriodSeconds: 2
-        nodeSelector: {bench: "$NS"}
+        nodeSelector: {kubernetes.io/hostname: "$BSW_NODE_NAME"}
+        volumes:
+          - {name: checkpoints, emptyDir: {}}
+          - {name: epochs, hostPath: {path: "$EPOCHS", type: Directory}}
         containers:
           - name: trainer
-            image: curve-trainer
-            command: ["$CURVE"]
-            args: ["--seconds-per-epoch=0.1"]
+            image: budgetsweep/curve-trainer:$VERSION
+            args: ["--seconds-per-epoch=0.1", "--epoch-log=/epochs/\$(BUDGETSWEEP_TRIAL).log"]
+            volumeMounts:
+              - {name: checkpoints, mountPath: /checkpoints}
+              - {name: epochs, mountPath: /epochs}
 ---
 YAML
 done | k apply -f - >/dev/null
@@ -110,7 +121,7 @@ hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$OP/status")
 curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" >"$WORK/metrics.txt" || : >"$WORK/metrics.txt"
 elapsed=$(($(date +%s) - start))
 
-python3 "$HERE/report.py" --operator-log "$WORK/operator.log" --pod-logs "$WORK/agent/logs" \
+python3 "$HERE/report.py" --operator-log "$WORK/operator.log" --epoch-logs "$EPOCHS" --namespace "$NS" \
   --rss "$WORK/rss.tsv" --metrics "$WORK/metrics.txt" --hwm-kb "$hwm" --elapsed "$elapsed" --sweeps "$SWEEPS" \
   --trials "$TRIALS" --parallelism "$PARALLELISM" --duration "$DURATION" \
   --command "SWEEPS=$SWEEPS TRIALS=$TRIALS PARALLELISM=$PARALLELISM DURATION=$DURATION bench/operator/run.sh" \

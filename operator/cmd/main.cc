@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -117,6 +118,21 @@ int Run(const RunOptions& opts) {
                  "error: %s: spec.trial.template.spec.containers[0].command: required to run "
                  "trials locally (an image's entrypoint is unknown here)\n",
                  opts.file.c_str());
+    return kExitInvalid;
+  }
+  // Preflight: the trainer must be there before any trial is launched, or each one would fail
+  // with exit code 127.
+  const char* runner_path = std::getenv("PATH");
+  std::string path = runner_path != nullptr ? runner_path : "/bin:/usr/bin";  // execvp's default
+  for (const auto& [name, value] : spec->container.env) {
+    if (name == "PATH") path = value;
+  }
+  if (StatusOr<fs::path> program = local::ResolveProgram(spec->container.command[0], path);
+      !program.ok()) {
+    bool missing = program.status().code() == StatusCode::kNotFound;
+    std::fprintf(stderr, "error: %s: spec.trial.template.spec.containers[0].command[0]: %s%s\n",
+                 opts.file.c_str(), program.status().message().c_str(),
+                 missing ? " (give its path, or put its directory on PATH)" : "");
     return kExitInvalid;
   }
   std::string state_dir = opts.state_dir;

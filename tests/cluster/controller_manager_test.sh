@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # kube-controller-manager in the test cluster (up.sh) does what tests rely on:
-#   - a Deployment's ReplicaSet creates its pods (and the pods run when a node agent is up, which
-#     is not needed here: the pods are pinned to a node that never exists);
+#   - a Deployment's ReplicaSet creates its pods (they need not run here: they are pinned to a
+#     node that never exists);
 #   - the garbage collector deletes a dependent whose owner is deleted (ownerReferences), and
 #     orphans it on request;
 #   - a new namespace gets its default ServiceAccount and kube-root-ca.crt ConfigMap, and a

@@ -90,6 +90,14 @@ if [ -f "$NODE_DIR/host-before/.complete" ]; then
   for p in "${HOST_PATHS[@]}"; do
     [ -e "$p" ] && ! grep -qxF "$p" "$NODE_DIR/host-before/paths" && rm -rf "$p"
   done
+  # On a host that never used iptables, the kubelet's first rule creates the tables themselves
+  # (iptables-nft: nftables tables ip filter, ip6 nat, ...); their own chains are gone by now.
+  if [ -f "$NODE_DIR/host-before/nft-tables" ]; then
+    nft list tables | while read -r _ family name; do
+      grep -qxF "table $family $name" "$NODE_DIR/host-before/nft-tables" ||
+        nft delete table "$family" "$name"
+    done
+  fi
   rm -rf "$NODE_DIR/host-before"
 fi
 

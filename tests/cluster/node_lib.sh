@@ -8,6 +8,8 @@
 #     CNI bridge plugin sets (IPv4 forwarding): saved before the first change, written back;
 #   - iptables chains of the kubelet (KUBE-FIREWALL, KUBE-KUBELET-CANARY, KUBE-IPTABLES-HINT) and
 #     of kube-proxy (its Service rules, which `kube-proxy --cleanup` removes);
+#   - nftables tables that did not exist before (iptables-nft creates ip/ip6 filter, nat and
+#     mangle on a host that never had a rule): noted by node_up.sh, deleted;
 #   - mounts: the kubelet's recursive-shared bind mount of its root directory, pod volumes,
 #     overlay snapshots, network namespaces;
 #   - links: the pod bridge ($POD_BRIDGE) with its veths;
@@ -27,7 +29,7 @@ NODE_COMPONENTS=(containerd kubelet kube-proxy) # start order; stop in reverse
 NODE_IP=$CLUSTER_IP
 POD_BRIDGE=bsw-cni0
 POD_SUBNET=10.213.1.0/24
-NODE_GPUS=4
+NODE_GPUS=${BSW_NODE_GPUS:-4} # nvidia.com/gpu capacity (bench/operator asks for more)
 HOST_SYSCTLS=(vm.overcommit_memory kernel.panic kernel.panic_on_oops net.ipv4.ip_forward
   net.ipv4.conf.all.forwarding)
 HOST_PATHS=(/run/containerd /run/nri /run/netns /var/lib/cni /var/lib/kubelet /var/log/containers

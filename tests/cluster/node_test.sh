@@ -56,7 +56,7 @@ c=$(kcurl --cert "$PKI/admin.crt" --key "$PKI/admin.key")
 [ "$c" = 200 ] && ok "kubelet /pods as admin (system:masters): 200" || bad "as admin: $c, want 200"
 
 kubectl create namespace "$NS" >/dev/null
-version=$(sed -n 's/^project(budgetsweep VERSION \([0-9.]*\).*/\1/p' "$HERE/../../CMakeLists.txt")
+version=$("$HERE/../../scripts/project-version")
 TRAINER=budgetsweep/trainer:$version
 pod() {   # name deadline gpus args...: a pod of the trainer image on the test node
   local name=$1 deadline=$2 gpus=$3; shift 3

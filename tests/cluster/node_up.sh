@@ -23,10 +23,10 @@ ROOT=$(cd "$HERE/../.." && pwd)
 ORDER=("${NODE_COMPONENTS[@]}")
 T0=$(date +%s.%N)
 IMAGES_DIR=${BSW_IMAGES_DIR:-$ROOT/build/images}
-version=$(sed -n 's/^project(budgetsweep VERSION \([0-9.]*\).*/\1/p' "$ROOT/CMakeLists.txt")
+version=$("$ROOT/scripts/project-version")
 
 [ "$(id -u)" = 0 ] || fail "the test node needs root (links, mounts, cgroups, iptables)"
-for tool in runc iptables ip mount; do
+for tool in runc iptables nft ip mount; do
   command -v "$tool" >/dev/null || fail "$tool not found (make deps installs it)"
 done
 CNI_BIN=/usr/lib/cni
@@ -65,6 +65,7 @@ if [ ! -f "$NODE_DIR/host-before/.complete" ]; then
   rm -rf "$NODE_DIR/host-before"; mkdir -p "$NODE_DIR/host-before"
   for k in "${HOST_SYSCTLS[@]}"; do echo "$k=$(sysctl -n "$k")"; done > "$NODE_DIR/host-before/sysctls"
   for p in "${HOST_PATHS[@]}"; do [ -e "$p" ] && echo "$p"; done > "$NODE_DIR/host-before/paths" || true
+  nft list tables > "$NODE_DIR/host-before/nft-tables"
   touch "$NODE_DIR/host-before/.complete"
 fi
 echo "$STATE" > "$NODE_OWNER"

@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# `budgetsweep operator` on the real test cluster (kube-apiserver, etcd, kube-scheduler) with the
-# node agent running trial pods as local processes (the curve-trainer fixture):
+# `budgetsweep operator` on the real test cluster (kube-apiserver, etcd, kube-scheduler,
+# kube-controller-manager) and its real node (the node fixture: kubelet, containerd, runc, 4
+# nvidia.com/gpu): trial pods are containers of the budgetsweep/curve-trainer image on the pod
+# network, scraped by the operator at their pod IPs. What really ran is read from the pods
+# themselves: a watch records every pod's uid and container states (started/finished), as the
+# kubelet reported them.
 #   1. invalid sweeps: rejected by `kubectl apply` with the field named (schema/CEL), or, for
 #      what CEL cannot express, condition InvalidSpec; the operator keeps serving other sweeps;
 #   2. apply -> the sweep ends; budget used <= budget; no trial pod left; status, conditions,
@@ -8,14 +12,17 @@
 #   3. SIGKILL the operator at random moments (>= 10 times) during one sweep, restarting it each
 #      time: no trial segment started twice, no orphan pod, charge within the overspend bound;
 #   4. the kube-apiserver restarted mid-sweep: the sweep completes;
-#   5. the operator down while trials run: activeDeadlineSeconds stops them within their
-#      reserved shares, so what ran stays within the budget without the operator;
+#   5. the operator down while trials run: the kubelet stops them at their activeDeadlineSeconds
+#      (reason DeadlineExceeded, an event from the kubelet), within their reserved shares, so
+#      what ran stays within the budget without the operator;
 #   6. two replicas with --leader-elect: one acts; SIGKILL the leader, the other takes over.
 #
 #   eval "$(BSW_CLUSTER_DIR=build/test-cluster tests/cluster/up.sh | tail -1)"
-#   BUDGETSWEEP=... NODE_AGENT=... CURVE=... BSW_CLUSTER_DIR=build/test-cluster \
+#   BSW_CLUSTER_DIR=build/test-cluster tests/cluster/node_up.sh
+#   BUDGETSWEEP=build/operator/cmd/budgetsweep BSW_CLUSTER_DIR=build/test-cluster \
 #     tests/cluster/operator_test.sh
-# ctest runs it under the cluster fixture (label cluster). Without KUBECONFIG it skips (exit 77).
+# ctest runs it under the cluster and node fixtures (label cluster). Without KUBECONFIG it skips
+# (exit 77).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -24,16 +31,18 @@ if [ -z "${KUBECONFIG:-}" ]; then
   echo "SKIP: KUBECONFIG is not set"
   exit 77
 fi
-: "${BUDGETSWEEP:?path to budgetsweep}" "${NODE_AGENT:?path to bsw-node-agent}"
-: "${CURVE:?path to the curve-trainer fixture}" "${BSW_CLUSTER_DIR:?the test cluster state dir}"
+: "${BUDGETSWEEP:?path to budgetsweep}" "${BSW_CLUSTER_DIR:?the test cluster state dir}"
+[ -s "$BSW_CLUSTER_DIR/node/node.env" ] || { echo "FAIL no test node (node_fixture.sh up)"; exit 1; }
+# shellcheck source=/dev/null
+. "$BSW_CLUSTER_DIR/node/node.env"
+VERSION=$("$ROOT/scripts/project-version")
 
 RUN_ID=$(printf '%04x%04x' $RANDOM $RANDOM)
 NS=bsw-op-$RUN_ID
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/bsw-operator.XXXXXX")
-AGENT_DIR=$WORK/agent
 OPERATOR_PID=""
 OPERATOR_PIDS=()
-AGENT_PID=""
+RECORDER_PID=""
 failures=0
 
 # shellcheck source=namespace_lib.sh
@@ -46,8 +55,8 @@ say() { printf -- '--   %s\n' "$*"; }
 cleanup() {
   set +e
   for pid in "${OPERATOR_PIDS[@]}" $OPERATOR_PID; do kill -KILL "$pid" 2>/dev/null; done
+  [ -n "$RECORDER_PID" ] && kill -TERM "$RECORDER_PID" 2>/dev/null
   drop_namespace "$NS"
-  [ -n "$AGENT_PID" ] && kill -TERM "$AGENT_PID" 2>/dev/null && wait "$AGENT_PID" 2>/dev/null
   if [ "$failures" -gt 0 ]; then
     echo "---- operator logs (last 40 lines each) ----"
     for f in "$WORK"/operator-*.log; do echo "== $f"; tail -40 "$f"; done
@@ -56,26 +65,32 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# ---- setup: CRDs, namespace, a node agent with GPU nodes of our own -----------------------------
+# ---- setup: CRDs, namespace, the pod recorder ---------------------------------------------------
 k apply -f "$ROOT/crds/" >/dev/null
 k wait --for=condition=Established --timeout=60s \
   crd/budgetsweeps.budgetsweep.dev crd/budgetsweeptrials.budgetsweep.dev >/dev/null
 k create namespace "$NS" >/dev/null
-"$NODE_AGENT" --nodes 2 --gpus-per-node 4 --node-prefix "op-$RUN_ID" \
-  --node-label "budgetsweep.dev/test=$RUN_ID" --address-base "127.$((RANDOM % 200 + 20)).0.10" \
-  --work-dir "$AGENT_DIR" 2>"$WORK/agent.log" &
-AGENT_PID=$!
-for _ in $(seq 1 100); do
-  [ "$(k get nodes -l "budgetsweep.dev/test=$RUN_ID" -o name 2>/dev/null | wc -l)" -eq 2 ] && break
-  sleep 0.2
-done
+[ "$(k get node "$BSW_NODE_NAME" -o jsonpath='{.status.allocatable.nvidia\.com/gpu}')" = 4 ] ||
+  { echo "FAIL node $BSW_NODE_NAME does not offer 4 nvidia.com/gpu"; exit 1; }
+# Every pod event of the namespace, as kubectl prints it (one JSON object a watch event, its
+# first line unindented), to pods.json. A watch that ends (the apiserver restart of scenario 4)
+# is started again; its first events re-list the pods.
+(
+  trap 'kill $(jobs -p) 2>/dev/null; exit 0' TERM
+  while :; do
+    kubectl --cache-dir="$WORK/kube-cache" --request-timeout=0 -n "$NS" get pods --watch \
+      --output-watch-events -o json >>"$WORK/pods.json" 2>>"$WORK/recorder.log" &
+    wait $! || sleep 1
+  done
+) &
+RECORDER_PID=$!
 
 # start_operator NAME [EXTRA FLAGS...]: runs an operator in the background, logs to operator-NAME.
 start_operator() {
   local name=$1
   shift
   "$BUDGETSWEEP" operator --namespace "$NS" --metrics-addr 127.0.0.1:0 --health-addr 127.0.0.1:0 \
-    --resync-interval 0.3 --checkpoint-dir "$WORK/checkpoints" "$@" 2>>"$WORK/operator-$name.log" &
+    --resync-interval 0.3 "$@" 2>>"$WORK/operator-$name.log" &
   OPERATOR_PID=$!
 }
 stop_operator() {
@@ -85,7 +100,7 @@ stop_operator() {
   OPERATOR_PID=""
 }
 
-# sweep NAME EXTRA_SPEC [SECONDS_PER_EPOCH]: a curve-trainer sweep on our nodes, one GPU a trial.
+# sweep NAME EXTRA_SPEC [SECONDS_PER_EPOCH]: a curve-trainer sweep on the node, one GPU a trial.
 sweep() {
   local name=$1 extra=$2 spe=${3:-0.3}
   cat <<YAML
@@ -105,12 +120,13 @@ $extra
     template:
       spec:
         terminationGracePeriodSeconds: 2
-        nodeSelector: {budgetsweep.dev/test: "$RUN_ID"}
+        nodeSelector: {kubernetes.io/hostname: "$BSW_NODE_NAME"}
+        volumes: [{name: checkpoints, emptyDir: {}}]
         containers:
           - name: trainer
-            image: curve-trainer
-            command: ["$CURVE"]
+            image: budgetsweep/curve-trainer:$VERSION
             args: ["--seconds-per-epoch=$spe"]
+            volumeMounts: [{name: checkpoints, mountPath: /checkpoints}]
 YAML
 }
 
@@ -137,42 +153,36 @@ wait_no_pods() {
   return 1
 }
 
-# What really ran, from the node agent's log: each pod it forgot (deleted, process ended) with its
-# container's start and finish. Prints "device_seconds max_starts pods" for sweep NAME: the
-# seconds its pods ran (one GPU each) and how often a pod name was started (distinct uids).
-agent_truth() {
-  sleep 1  # the agent forgets a pod just after the API has let go of it
-  python3 - "$WORK/agent.log" "$NS" "$1" <<'PY'
-import json, sys, collections
-log, ns, sweep = sys.argv[1:4]
-seconds, uids = 0.0, collections.defaultdict(set)
-for line in open(log):
-    try:
-        e = json.loads(line)
-    except ValueError:
-        continue
-    if e.get("event") != "pod_forgotten" or not e.get("pod", "").startswith(f"{ns}/{sweep}-t"):
-        continue
-    uids[e["pod"]].add(e["uid"])
-    if e.get("startedAt") and e.get("finishedAt"):
-        seconds += max(0.0, e["finishedAt"] - e["startedAt"])
-print(f"{seconds:.1f} {max((len(u) for u in uids.values()), default=0)} {len(uids)}")
-PY
-}
-
-# Device-seconds the pods of sweep NAME that still exist have run, from their container states.
-pods_ran() {
-  k -n "$NS" get pods -l "budgetsweep.dev/sweep=$1" -o json | python3 -c '
-import json, sys
+# What really ran, from the recorded pod events: the last state seen of each pod uid of sweep NAME,
+# with its container's start and finish as the kubelet reported them. Prints "device_seconds
+# max_starts pods": the seconds its pods ran (one GPU each) and how often a pod name was started
+# (distinct uids).
+pod_truth() {
+  sleep 2 # the recorder's watch is a moment behind the API
+  python3 - "$WORK/pods.json" "$1" <<'PY'
+import collections, json, re, sys
 from datetime import datetime
+events, sweep = sys.argv[1:3]
 t = lambda s: datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
-total = 0.0
-for pod in json.load(sys.stdin)["items"]:
+last, uids = {}, collections.defaultdict(set)
+for chunk in re.split(r"^(?=\{)", open(events).read(), flags=re.M):
+    try:
+        pod = json.loads(chunk)["object"]
+    except (ValueError, KeyError):
+        continue  # a watch cut mid-object
+    meta = pod["metadata"]
+    if meta.get("labels", {}).get("budgetsweep.dev/sweep") != sweep:
+        continue
+    uids[meta["name"]].add(meta["uid"])
+    last[meta["uid"]] = pod
+seconds = 0.0
+for pod in last.values():
     for c in pod.get("status", {}).get("containerStatuses", []):
         term = c.get("state", {}).get("terminated")
         if term and term.get("startedAt") and term.get("finishedAt"):
-            total += t(term["finishedAt"]) - t(term["startedAt"])
-print(f"{total:.1f}")'
+            seconds += t(term["finishedAt"]) - t(term["startedAt"])
+print(f"{seconds:.1f} {max((len(u) for u in uids.values()), default=0)} {len(uids)}")
+PY
 }
 
 # ---- 1. invalid sweeps --------------------------------------------------------------------------
@@ -240,7 +250,7 @@ reasons=$(k -n "$NS" get events --field-selector "involvedObject.name=basic" \
 [[ $reasons == *TrialStarted* ]] && [[ $reasons == *TrialStopped* || $reasons == *TrialPromoted* ]] &&
   [[ $reasons == *SweepCompleted* || $reasons == *BudgetExhausted* ]] &&
   pass "events: $reasons" || fail "events missing (got: $reasons)"
-read -r ran max_starts npods <<<"$(agent_truth basic)"
+read -r ran max_starts npods <<<"$(pod_truth basic)"
 python3 - "$ran" "$used" "$npods" <<'PY' && pass "charge $used GPU-h matches what ran ($ran device-s, $npods pods)" ||
 import sys
 ran, used, pods = float(sys.argv[1]), float(sys.argv[2]) * 3600, int(sys.argv[3])
@@ -271,7 +281,7 @@ case $phase in
 esac
 wait_no_pods crashy 30 && pass "no orphan pod after the kills" ||
   fail "pods left: $(k -n "$NS" get pods -l budgetsweep.dev/sweep=crashy -o name | tr '\n' ' ')"
-read -r ran max_starts npods <<<"$(agent_truth crashy)"
+read -r ran max_starts npods <<<"$(pod_truth crashy)"
 [ "$max_starts" -le 1 ] && pass "no duplicate: $npods pods, each started once" ||
   fail "a trial pod was started $max_starts times"
 dups=$(k -n "$NS" get bswt -l budgetsweep.dev/sweep=crashy -o json | python3 -c '
@@ -337,7 +347,11 @@ done
 reasons=$(k -n "$NS" get pods -l budgetsweep.dev/sweep=unattended -o jsonpath='{.items[*].status.reason}')
 [[ $reasons == *DeadlineExceeded* ]] && pass "stopped by activeDeadlineSeconds ($reasons)" ||
   fail "pods were not stopped by their deadline (reasons: $reasons)"
-ran=$(pods_ran unattended)
+by=$(k -n "$NS" get events --field-selector reason=DeadlineExceeded \
+  -o jsonpath='{range .items[*]}{.involvedObject.name}={.source.component}/{.source.host}{" "}{end}')
+[[ $by == *unattended-t*"=kubelet/$BSW_NODE_NAME"* ]] && pass "the kubelet ended them: $by" ||
+  fail "no DeadlineExceeded event from the kubelet of $BSW_NODE_NAME (got: $by)"
+read -r ran _ _ <<<"$(pod_truth unattended)"
 python3 -c "import sys; sys.exit(0 if $ran <= 0.01 * 3600 + 2 * 3 + 3 else 1)" &&
   pass "what ran without the operator ($ran device-s) is within the budget (36 s + grace)" ||
   fail "ran $ran device-s without the operator, over the budget"

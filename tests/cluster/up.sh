@@ -208,9 +208,10 @@ wait_healthy kube-scheduler scheduler_ok
 # default ServiceAccounts and their token Secrets. Each controller acts as its own ServiceAccount
 # in kube-system (as kubeadm runs it), so RBAC's bootstrap roles apply unchanged.
 # Its flex-volume directory is in the state directory: the default is under /usr/libexec, which it
-# would create. Left out: the node lifecycle controller. The cluster's Nodes are API objects kept by tests (some
-# never post a Ready condition) or by the node agent; tainting them not-ready or unreachable, and
-# evicting their pods, would be the controller reacting to the harness, not to a failure.
+# would create. Left out: the node lifecycle controller. Besides the test node, the cluster's
+# Nodes are API objects that tests register (smoke.sh; they never post a Ready condition);
+# tainting them not-ready or unreachable, and evicting their pods, would be the controller
+# reacting to the harness, not to a failure.
 ensure_comp kube-controller-manager "pki=$PKI_ID api=$API_URL" \
   "${BIN[kube-controller-manager]}" \
   --kubeconfig="$STATE/controller-manager.kubeconfig" \

@@ -36,7 +36,7 @@ fi
 [ -s "$BSW_CLUSTER_DIR/node/node.env" ] || { echo "FAIL no test node (node_fixture.sh up)"; exit 1; }
 # shellcheck source=/dev/null
 . "$BSW_CLUSTER_DIR/node/node.env"
-VERSION=$(sed -n 's/^project(budgetsweep VERSION \([0-9.]*\).*/\1/p' "$ROOT/CMakeLists.txt")
+VERSION=$("$ROOT/scripts/project-version")
 
 ID=$(printf '%04x%04x' $RANDOM $RANDOM)
 NS=bsw-user-$ID

@@ -73,6 +73,34 @@ check log-uniform-min "$WORK/log-min.yaml" "spec.searchSpace.lr.min: must be gre
 
 check missing-file "$WORK/does-not-exist.yaml" "does-not-exist.yaml: cannot open"
 
+# Preflight, `run` only (`validate` knows nothing of the machine the trials would run on): a
+# trial command that is not there, or not executable, fails before any trial starts.
+run_only() {
+  local label=$1 file=$2 expect=$3
+  set +e
+  "$BSW" run "$file" --state-dir "$WORK/state-$label" >"$WORK/out" 2>"$WORK/err"
+  local rc=$?
+  set -e
+  [ "$rc" -eq 2 ] || fail "$label: run exited $rc, want 2"
+  grep -qF -- "$expect" "$WORK/err" || { cat "$WORK/err" >&2; fail "$label: run error lacks '$expect'"; }
+  [ ! -e "$WORK/state-$label/trials" ] || fail "$label: a trial was started"
+  echo "ok: $label -> $(head -1 "$WORK/err")"
+}
+curve_sweep "$WORK/no-trainer.yaml" no-trainer "$good"
+sed -i 's|command: \[.*\]|command: ["no-such-trainer"]|' "$WORK/no-trainer.yaml"
+"$BSW" validate "$WORK/no-trainer.yaml" >/dev/null || fail "validate rejects a sweep for its machine"
+run_only trainer-not-on-path "$WORK/no-trainer.yaml" \
+  "no-trainer.yaml: spec.trial.template.spec.containers[0].command[0]: no-such-trainer not found on PATH"
+curve_sweep "$WORK/no-trainer-path.yaml" no-trainer "$good"
+sed -i "s|command: \\[.*\\]|command: [\"$WORK/missing/trainer\"]|" "$WORK/no-trainer-path.yaml"
+run_only trainer-path-missing "$WORK/no-trainer-path.yaml" \
+  "spec.trial.template.spec.containers[0].command[0]: $WORK/missing/trainer: no such file"
+printf '#!/bin/sh\n' >"$WORK/not-executable"
+curve_sweep "$WORK/not-executable.yaml" no-trainer "$good"
+sed -i "s|command: \\[.*\\]|command: [\"$WORK/not-executable\"]|" "$WORK/not-executable.yaml"
+run_only trainer-not-executable "$WORK/not-executable.yaml" \
+  "spec.trial.template.spec.containers[0].command[0]: $WORK/not-executable: not an executable file"
+
 # Several problems are all reported at once.
 curve_sweep "$WORK/many.yaml" bad "  budget: {gpuHours: -1}
   resource: {unit: epochs, min: 9, max: 3, reductionFactor: 1}"

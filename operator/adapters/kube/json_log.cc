@@ -52,7 +52,7 @@ void LogEvent(const std::string& level, const std::string& event, nlohmann::json
 }
 
 void InstallJsonLogger() {
-  auto logger = std::make_shared<spdlog::logger>("bsw-node-agent", std::make_shared<JsonSink>());
+  auto logger = std::make_shared<spdlog::logger>("budgetsweep", std::make_shared<JsonSink>());
   spdlog::set_default_logger(logger);
 }
 

@@ -1,6 +1,7 @@
 #include "operator/adapters/local/process.h"
 
 #include <time.h>
+#include <unistd.h>
 
 #include <charconv>
 #include <fstream>
@@ -48,6 +49,37 @@ std::optional<std::uint64_t> RunningProcessStartTicks(pid_t pid) {
 bool IsSameProcessRunning(pid_t pid, std::uint64_t start_ticks) {
   std::optional<std::uint64_t> ticks = RunningProcessStartTicks(pid);
   return ticks.has_value() && *ticks == start_ticks;
+}
+
+namespace {
+
+bool IsExecutableFile(const std::filesystem::path& file) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(file, ec) && access(file.c_str(), X_OK) == 0;
+}
+
+}  // namespace
+
+StatusOr<std::filesystem::path> ResolveProgram(const std::string& program,
+                                               const std::string& path) {
+  if (program.find('/') != std::string::npos) {
+    std::error_code ec;
+    if (!std::filesystem::exists(program, ec)) return NotFoundError(program + ": no such file");
+    if (!IsExecutableFile(program)) {
+      return FailedPreconditionError(program + ": not an executable file");
+    }
+    return std::filesystem::path(program);
+  }
+  std::string_view rest = path;
+  while (true) {
+    size_t colon = rest.find(':');
+    std::string_view dir = rest.substr(0, colon);
+    std::filesystem::path candidate = std::filesystem::path(dir.empty() ? "." : dir) / program;
+    if (IsExecutableFile(candidate)) return candidate;
+    if (colon == std::string_view::npos) break;
+    rest.remove_prefix(colon + 1);
+  }
+  return NotFoundError(program + " not found on PATH");
 }
 
 }  // namespace bsw::local

@@ -5,7 +5,11 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
+#include <string>
+
+#include "operator/core/status.h"
 
 namespace bsw::local {
 
@@ -23,6 +27,12 @@ std::optional<std::uint64_t> RunningProcessStartTicks(pid_t pid);
 
 // True when `pid` is still the process that started at `start_ticks`, and has not exited.
 bool IsSameProcessRunning(pid_t pid, std::uint64_t start_ticks);
+
+// The file execvp would run for `program` with `path` as PATH: a name with a slash is that path
+// (relative to the working directory), any other the first executable regular file of that name
+// in a directory of `path` (an empty entry is the working directory). NotFound: no such file, or
+// no PATH directory holds one; FailedPrecondition: the file is not an executable regular file.
+StatusOr<std::filesystem::path> ResolveProgram(const std::string& program, const std::string& path);
 
 }  // namespace bsw::local
 

@@ -205,5 +205,21 @@ TEST_F(CurveTrainerTest, BadArgumentExitsTwoWithReason) {
   EXPECT_EQ(WaitExitCode(Spawn({"--lr=fast"})), 2);
 }
 
+TEST_F(CurveTrainerTest, EpochLogAppendsTheEpochLinesAsPrinted) {
+  std::filesystem::path log = dir_ / "epochs.log";
+  std::vector<std::string> args = {"--seconds-per-epoch=0", "--epoch-log=" + log.string()};
+  ASSERT_EQ(WaitExitCode(Spawn(args, {"BUDGETSWEEP_MAX_RESOURCE=3", "BUDGETSWEEP_UNTIL=2"})), 0);
+  std::string first_run = Stdout();
+  ASSERT_EQ(WaitExitCode(Spawn(args, {"BUDGETSWEEP_MAX_RESOURCE=3"})), 0);  // resumes at epoch 3
+  std::ifstream in(log);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), first_run + Stdout()) << "both runs' lines, appended";
+  EXPECT_THAT(text.str(), HasSubstr("epoch 3/3 "));
+
+  EXPECT_EQ(WaitExitCode(Spawn({"--epoch-log=" + (dir_ / "no" / "such").string()})), 2)
+      << "an epoch log that cannot be opened";
+}
+
 }  // namespace
 }  // namespace bsw

@@ -401,5 +401,44 @@ TEST(DetectGpuCount, CountsNvidiaDeviceNodesOnly) {
   fs::remove_all(dev);
 }
 
+TEST(ResolveProgramTest, FindsWhatExecvpWouldRun) {
+  std::string dir_template = ::testing::TempDir() + "resolve-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template.data()), nullptr);
+  fs::path dir = dir_template;
+  fs::path tool = dir / "tool";
+  std::ofstream(tool) << "#!/bin/sh\n";
+  fs::create_directory(dir / "plain");
+  std::ofstream(dir / "plain" / "tool") << "not executable\n";
+  fs::permissions(tool, fs::perms::owner_all);
+
+  // PATH order, skipping a missing directory and a file that is not executable.
+  std::string path = "/no/such/dir:" + (dir / "plain").string() + ":" + dir.string();
+  StatusOr<fs::path> found = ResolveProgram("tool", path);
+  ASSERT_TRUE(found.ok()) << found.status().message();
+  EXPECT_EQ(*found, tool);
+  StatusOr<fs::path> sh = ResolveProgram("sh", "/no/such/dir:/bin");
+  ASSERT_TRUE(sh.ok()) << sh.status().message();
+  EXPECT_EQ(*sh, "/bin/sh");
+
+  StatusOr<fs::path> missing = ResolveProgram("tool", (dir / "plain").string());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(missing.status().message(), "tool not found on PATH");
+  EXPECT_EQ(ResolveProgram("tool", "").status().code(), StatusCode::kNotFound)
+      << "an empty PATH is the working directory, which holds no tool";
+
+  // A name with a slash is a path, whatever PATH says.
+  StatusOr<fs::path> by_path = ResolveProgram(tool.string(), "");
+  ASSERT_TRUE(by_path.ok()) << by_path.status().message();
+  EXPECT_EQ(*by_path, tool);
+  EXPECT_EQ(ResolveProgram((dir / "plain" / "tool").string(), dir.string()).status().code(),
+            StatusCode::kFailedPrecondition);
+  EXPECT_EQ(ResolveProgram((dir / "plain").string(), "").status().code(),
+            StatusCode::kFailedPrecondition)
+      << "a directory";
+  EXPECT_EQ(ResolveProgram((dir / "none").string(), "").status().message(),
+            (dir / "none").string() + ": no such file");
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace bsw::local

@@ -13,7 +13,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := true
 
 .PHONY: deps configure build build-torch2 images run test test-unit test-torch2 format \
-  check-format clean cluster-up cluster-down
+  check-format clean cluster-up cluster-down install-plugin
 
 deps:
 	scripts/deps.sh
@@ -68,3 +68,10 @@ check-format: deps
 
 clean:
 	rm -rf $(BUILD_DIR) $(TORCH2_BUILD_DIR)
+
+# The kubectl plugin: `make install-plugin [PREFIX=~/.local]` builds kubectl-bsw and copies it to
+# $(PREFIX)/bin; with that directory on PATH, kubectl runs it as `kubectl bsw ls|trials|top|report`.
+PREFIX ?= $(HOME)/.local
+install-plugin: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target kubectl-bsw
+	install -D -m 0755 $(BUILD_DIR)/operator/cmd/kubectl/kubectl-bsw $(PREFIX)/bin/kubectl-bsw

@@ -11,7 +11,7 @@ packages=(
   googletest libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   libturbojpeg0-dev libpng-dev
   dataset-fashion-mnist
-  python3-yaml python3-venv
+  python3-yaml python3-venv chromium
   mmdebstrap buildah
   runc containernetworking-plugins iptables nftables iproute2
 )

@@ -4,20 +4,25 @@
 
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <thread>
 
+#include "operator/adapters/kube/config.h"
 #include "operator/adapters/local/local_backend.h"
 #include "operator/adapters/local/process.h"
 #include "operator/adapters/prometheus/api_source.h"
 #include "operator/adapters/system_clock.h"
 #include "operator/adapters/yaml/sweep_file.h"
 #include "operator/cmd/operator_command.h"
+#include "operator/cmd/preflight.h"
 #include "operator/cmd/progress.h"
+#include "operator/cmd/report.h"
 #include "operator/controller/journal.h"
 #include "operator/controller/sweep_controller.h"
 #include "operator/core/api.h"
@@ -83,6 +88,10 @@ Status PrepareStateDir(const std::string& dir, const SweepSpec& spec,
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return InvalidArgumentError("--state-dir " + dir + ": " + ec.message());
+  if (access(dir.c_str(), W_OK | X_OK) != 0) {
+    return InvalidArgumentError("--state-dir " + dir + ": not writable (" + std::strerror(errno) +
+                                ")");
+  }
   fs::path record = fs::path(dir) / "sweep.json";
   if (fs::exists(record)) {
     std::ifstream in(record);
@@ -120,21 +129,18 @@ int Run(const RunOptions& opts) {
                  opts.file.c_str());
     return kExitInvalid;
   }
-  // Preflight: the trainer must be there before any trial is launched, or each one would fail
-  // with exit code 127.
+  // Preflight: what the trials need must be there before any is launched, or each one would
+  // fail in turn (a missing trainer with exit code 127).
   const char* runner_path = std::getenv("PATH");
   std::string path = runner_path != nullptr ? runner_path : "/bin:/usr/bin";  // execvp's default
   for (const auto& [name, value] : spec->container.env) {
     if (name == "PATH") path = value;
   }
-  if (StatusOr<fs::path> program = local::ResolveProgram(spec->container.command[0], path);
-      !program.ok()) {
-    bool missing = program.status().code() == StatusCode::kNotFound;
-    std::fprintf(stderr, "error: %s: spec.trial.template.spec.containers[0].command[0]: %s%s\n",
-                 opts.file.c_str(), program.status().message().c_str(),
-                 missing ? " (give its path, or put its directory on PATH)" : "");
-    return kExitInvalid;
+  std::vector<std::string> problems = Preflight(*spec, path, kTrainerFashionMnistDir);
+  for (const std::string& problem : problems) {
+    std::fprintf(stderr, "error: %s: %s\n", opts.file.c_str(), problem.c_str());
   }
+  if (!problems.empty()) return kExitInvalid;
   std::string state_dir = opts.state_dir;
   if (state_dir.empty()) {
     std::string tmpl = (fs::temp_directory_path() / ("budgetsweep-" + spec->name + "-XXXXXX"));
@@ -247,6 +253,47 @@ int Run(const RunOptions& opts) {
   return controller.model().phase() == SweepPhase::kFailed ? kExitFailed : 0;
 }
 
+struct ReportOptions {
+  std::string source;  // STATE_DIR, or NAMESPACE/SWEEP with --kubeconfig
+  std::string kubeconfig;
+  std::string output;
+  std::string png;
+};
+
+// The sweep NAMESPACE/SWEEP on the cluster of the kubeconfig file.
+StatusOr<ReportInput> LoadClusterReport(const ReportOptions& opts, double now) {
+  size_t slash = opts.source.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == opts.source.size()) {
+    return InvalidArgumentError("with --kubeconfig, give the sweep as NAMESPACE/SWEEP, not \"" +
+                                opts.source + "\"");
+  }
+  StatusOr<kube::KubeConfig> config = kube::LoadKubeconfig(opts.kubeconfig);
+  if (!config.ok()) return InvalidArgumentError("--kubeconfig: " + config.status().message());
+  StatusOr<std::unique_ptr<kube::Client>> client = kube::Client::Create(*config, {});
+  if (!client.ok()) return client.status();
+  return LoadClusterSweep(**client, opts.source.substr(0, slash), opts.source.substr(slash + 1),
+                          now);
+}
+
+int Report(const ReportOptions& opts) {
+  double now = SystemClock().NowUnixSeconds();
+  StatusOr<ReportInput> input =
+      opts.kubeconfig.empty() ? LoadStateDir(opts.source, now) : LoadClusterReport(opts, now);
+  if (!input.ok()) {
+    std::fprintf(stderr, "error: %s\n", input.status().message().c_str());
+    StatusCode code = input.status().code();
+    bool invalid = code == StatusCode::kInvalidArgument || code == StatusCode::kNotFound;
+    return invalid ? kExitInvalid : kExitFailed;
+  }
+  if (Status written = WriteReport(*input, opts.output, opts.png); !written.ok()) {
+    std::fprintf(stderr, "error: %s\n", written.message().c_str());
+    return written.code() == StatusCode::kInvalidArgument ? kExitInvalid : kExitFailed;
+  }
+  std::printf("%s: report of sweep \"%s\" (%zu events)\n", opts.output.c_str(),
+              input->spec.name.c_str(), input->events.size());
+  return 0;
+}
+
 }  // namespace
 }  // namespace bsw
 
@@ -275,6 +322,19 @@ int main(int argc, char** argv) {
   CLI::App* validate_cmd =
       app.add_subcommand("validate", "Check a BudgetSweep file; exit 2 listing every problem");
   validate_cmd->add_option("FILE", validate_file, "BudgetSweep YAML or JSON file")->required();
+
+  bsw::ReportOptions report;
+  CLI::App* report_cmd = app.add_subcommand(
+      "report", "Write a sweep's report: one self-contained HTML file with its charts");
+  report_cmd
+      ->add_option("SOURCE", report.source,
+                   "The --state-dir of a budgetsweep run; with --kubeconfig, NAMESPACE/SWEEP")
+      ->required();
+  report_cmd->add_option("-o,--output", report.output, "HTML file to write")->required();
+  report_cmd->add_option("--png", report.png,
+                         "Also write the main chart (best objective against device-hours) as PNG");
+  report_cmd->add_option("--kubeconfig", report.kubeconfig,
+                         "Read the sweep and its BudgetSweepTrial records from this cluster");
 
   bsw::OperatorOptions op;
   CLI::App* operator_cmd = app.add_subcommand(
@@ -317,5 +377,6 @@ int main(int argc, char** argv) {
   }
   if (*run_cmd) return bsw::Run(run);
   if (*operator_cmd) return bsw::RunOperator(op);
+  if (*report_cmd) return bsw::Report(report);
   return bsw::Validate(validate_file);
 }

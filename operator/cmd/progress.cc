@@ -76,6 +76,19 @@ std::string BestLine(const SweepModel& m) {
          ParamsText(t.params) + ")";
 }
 
+// The trainer's last lines under an event's line, indented and marked as its output.
+std::string OutputLines(const std::string& output) {
+  std::string out;
+  size_t start = 0;
+  while (start < output.size()) {
+    size_t end = output.find('\n', start);
+    if (end == std::string::npos) end = output.size();
+    out += "\n    | " + output.substr(start, end - start);
+    start = end + 1;
+  }
+  return out;
+}
+
 std::string FiguresText(const ProbeFigures& f) {
   return Fmt("%.0f samples/s", f.samples_per_second) + Fmt(", utilization %.2f", f.utilization()) +
          Fmt(", data wait %.0f%%", 100 * f.data_wait_ratio);
@@ -142,10 +155,15 @@ std::string Progress::Describe(const SweepController& c, const Event& e) const {
              (e.message.empty() ? "" : " " + e.message);
     case Event::Type::kSegmentEnded: {
       const Trial& t = m.trial(e.trial);
-      return name + " " + TrialPhaseName(t.phase) +
+      // Still running after an ended segment: it is relaunched from its checkpoint.
+      std::string state = t.phase != TrialPhase::kRunning ? TrialPhaseName(t.phase)
+                          : e.reason == "Interrupted"     ? "Interrupted, resuming"
+                                                          : "Retrying";
+      return name + " " + state +
              (e.reason.empty()
                   ? ""
-                  : " (" + e.reason + (e.message.empty() ? "" : ": " + e.message) + ")");
+                  : " (" + e.reason + (e.message.empty() ? "" : ": " + e.message) + ")") +
+             OutputLines(e.output);
     }
     case Event::Type::kSweepFinished:
       return "sweep " + std::string(SweepPhaseName(e.phase)) + ": " + e.message;
@@ -156,7 +174,7 @@ std::string Progress::Describe(const SweepController& c, const Event& e) const {
     case Event::Type::kProbeEnded:
       return e.reason.empty() ? ""
                               : m.ProbeName(static_cast<int>(e.trial)) + " ended (" + e.reason +
-                                    ": " + e.message + ")";
+                                    ": " + e.message + ")" + OutputLines(e.output);
     case Event::Type::kThroughputDecided:
       return "throughput " + e.reason + ": " + e.message;
     case Event::Type::kDeadlineMoved:

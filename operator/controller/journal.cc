@@ -33,9 +33,11 @@ Journal::~Journal() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-StatusOr<std::vector<Event>> Journal::ReadAll() {
-  std::ifstream in(path_, std::ios::binary);
-  if (!in) return UnavailableError(path_ + ": cannot read (" + std::strerror(errno) + ")");
+StatusOr<std::vector<Event>> Journal::ReadAll() { return Read(path_); }
+
+StatusOr<std::vector<Event>> Journal::Read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return UnavailableError(path + ": cannot read (" + std::strerror(errno) + ")");
   std::vector<Event> events;
   std::string line;
   int number = 0;
@@ -46,11 +48,11 @@ StatusOr<std::vector<Event>> Journal::ReadAll() {
     if (in.eof()) break;
     nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded()) {
-      return InvalidArgumentError(path_ + ":" + std::to_string(number) + ": not a JSON record");
+      return InvalidArgumentError(path + ":" + std::to_string(number) + ": not a JSON record");
     }
     StatusOr<Event> e = Event::FromJson(j);
     if (!e.ok())
-      return InvalidArgumentError(path_ + ":" + std::to_string(number) + ": " +
+      return InvalidArgumentError(path + ":" + std::to_string(number) + ": " +
                                   e.status().message());
     events.push_back(std::move(*e));
   }

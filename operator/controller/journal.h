@@ -25,6 +25,9 @@ class Journal final : public EventLog {
   // Every event recorded so far. A torn last line (a crash mid-write) is dropped; corruption
   // anywhere else is an error that names the file and line.
   StatusOr<std::vector<Event>> ReadAll() override;
+  // The events of the journal file at `path`, as ReadAll reads them, without opening it for
+  // writing (a reader beside a running sweep repairs nothing).
+  static StatusOr<std::vector<Event>> Read(const std::string& path);
 
   // Appends `events` and syncs them to disk.
   Status Append(const std::vector<Event>& events) override;

@@ -59,8 +59,10 @@ EventNote NoteFor(const SweepModel& model, const Event& e) {
     case Event::Type::kSegmentEnded:
       if (e.reason == "Error" || e.reason == "Lost" || e.reason == "Diverged" ||
           e.reason == "MetricsMissing") {
+        std::string last_line = e.output.substr(e.output.rfind('\n') + 1);
         return {kube::EventType::kWarning, "TrialFailed",
-                name() + ": " + e.reason + ": " + e.message};
+                name() + ": " + e.reason + ": " + e.message +
+                    (last_line.empty() ? "" : ": " + last_line)};
       }
       return {};
     case Event::Type::kSweepFinished: {
@@ -212,6 +214,7 @@ Status SweepReconciler::Reconcile(const std::string& key) {
   for (const Denial& d : plan->denials) {
     kube::LogEvent("info", "admission_denied", {{"sweep", key}, {"message", d.Message()}});
   }
+  RecordHeldUpTrials(rt, plan->conditions);
   if (Status s = WriteStatus(rt, *sweep, rt.controller->StatusJson()); !s.ok()) return s;
 
   StatusOr<bool> ended = rt.controller->AllSegmentsEnded();
@@ -276,6 +279,21 @@ StatusOr<SweepReconciler::Runtime*> SweepReconciler::RuntimeFor(const Json& swee
                   {"trials", rt->controller->model().trial_count()}});
   runtimes_[key] = std::move(rt);
   return raw;
+}
+
+void SweepReconciler::RecordHeldUpTrials(Runtime& rt, const std::vector<Condition>& conditions) {
+  for (const Condition& c : conditions) {
+    if (c.type != "TrialsScheduled" || c.status != "False") continue;
+    // An Event too, as kubectl describe shows them, once per new reason or message: the
+    // condition is already in the status written last.
+    for (const Json& written : rt.written_status.value("conditions", Json::array())) {
+      if (written.value("type", "") == c.type && written.value("status", "") == c.status &&
+          written.value("message", "") == c.message) {
+        return;
+      }
+    }
+    recorder_.Record(rt.object, kube::EventType::kWarning, c.reason, c.message);
+  }
 }
 
 void SweepReconciler::RecordEvent(Runtime& rt, const Event& e) {

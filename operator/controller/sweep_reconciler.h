@@ -83,6 +83,9 @@ class SweepReconciler {
   Status ReportInvalid(const nlohmann::json& sweep, const std::string& message);
   StatusOr<Runtime*> RuntimeFor(const nlohmann::json& sweep, const SweepSpec& spec);
   Status WriteStatus(Runtime& runtime, const nlohmann::json& sweep, nlohmann::json status);
+  // A Warning Event when the plan says a trial is held up before it starts (TrialsScheduled
+  // False) with a message the status written last did not have yet.
+  void RecordHeldUpTrials(Runtime& rt, const std::vector<Condition>& conditions);
   void RecordEvent(Runtime& runtime, const Event& event);
   StatusOr<std::vector<nlohmann::json>> PodsOf(const std::string& ns,
                                                const std::string& sweep) const;

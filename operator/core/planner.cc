@@ -149,11 +149,16 @@ class Planner {
     return true;
   }
 
-  void StopTrial(const Trial& t, const std::string& reason, const std::string& message) {
+  // Records the decision to stop `t`; a trial with nothing running is stopped by it at once.
+  void RecordStop(const Trial& t, const std::string& reason, const std::string& message) {
     Event e = Event::Of(Type::kTrialStopped, now_, t.index);
     e.reason = reason;
     e.message = message;
     plan_.events.push_back(e);
+  }
+
+  void StopTrial(const Trial& t, const std::string& reason, const std::string& message) {
+    RecordStop(t, reason, message);
     plan_.actions.push_back(
         Action{Action::Kind::kStop, t.index, t.segments.back().number, 0, 0, reason});
   }
@@ -166,10 +171,7 @@ class Planner {
       if (Launch(t.index, next, t.progress(), until, Free())) {
         ++occupied_;
       } else {
-        Event e = Event::Of(Type::kTrialStopped, now_, t.index);
-        e.reason = "BudgetExhausted";
-        e.message = plan_.denials.back().Message();
-        plan_.events.push_back(e);
+        RecordStop(t, "BudgetExhausted", plan_.denials.back().Message());
       }
       return;
     }
@@ -189,9 +191,7 @@ class Planner {
     if (st->state == SegmentState::kSucceeded || st->state == SegmentState::kFailed) {
       EndedSegment(t, seg, *st);
       // A trial that stays active is relaunched on the next pass: it still holds its slot.
-      const std::string& reason = plan_.events.back().reason;
-      bool retry = (reason == "Error" || reason == "Lost") && t.failures < spec_.max_retries;
-      if (reason == "Interrupted" || (retry && !t.stop_requested)) ++occupied_;
+      if (Relaunches(t, plan_.events.back().reason)) ++occupied_;
       return;
     }
     ++occupied_;
@@ -224,9 +224,19 @@ class Planner {
     plan_.events.push_back(e);
   }
 
+  // Whether a trial whose segment ended for `reason` stays active for another segment: a resume
+  // after an interruption, or a retry while retries are left.
+  bool Relaunches(const Trial& t, const std::string& reason) const {
+    bool retry = (reason == "Error" || reason == "Lost") && t.failures < spec_.max_retries;
+    return reason == "Interrupted" || (retry && !t.stop_requested);
+  }
+
   void EndedSegment(const Trial& t, const SegmentRecord& seg, const SegmentStatus& st) {
     EndedSegmentReason(t, seg, st);
     Event& ended = plan_.events.back();
+    if (ended.reason == "Error" || ended.reason == "Lost" || ended.reason == "Diverged") {
+      ended.output = st.output_tail;
+    }
     if (st.started_unix_seconds && st.finished_unix_seconds) {
       ended.started = *st.started_unix_seconds;
       ended.finished = *st.finished_unix_seconds;
@@ -471,6 +481,7 @@ class Planner {
       e.reason = "Error";
       e.message = st.exit_code ? "exited with code " + std::to_string(*st.exit_code)
                                : "ended without an exit code";
+      e.output = st.output_tail;
     }
     plan_.events.push_back(e);
   }
@@ -586,16 +597,31 @@ class Planner {
     e.message = message;
     plan_.events.push_back(e);
     finishing_ = phase;
+    finishing_message_ = message;
   }
 
+  // Ends every active trial of a finished sweep, so that none is left Running: a live segment is
+  // stopped, an ended one recorded (its charge too), and a trial with nothing running (not
+  // launched yet, or waiting for a retry or a resume) is stopped at once.
   void StopEverything() {
     for (int64_t index : model_.active()) {
       const Trial& t = model_.trial(index);
-      if (t.segments.empty()) continue;
-      const SegmentStatus* st = observed_.Segment(t.name, t.segments.back().number);
-      bool live =
-          st && (st->state == SegmentState::kPending || st->state == SegmentState::kRunning);
-      if (!live) continue;
+      if (t.segments.empty() || t.segments.back().ended) {
+        if (!t.stop_requested) RecordStop(t, "SweepFinished", "the sweep finished");
+        continue;
+      }
+      const SegmentRecord& seg = t.segments.back();
+      const SegmentStatus* st = observed_.Segment(t.name, seg.number);
+      // Journaled but not seen by the backend (a crash between the two, or a pod the informer
+      // has not shown yet): nothing to stop or charge until it shows.
+      if (st == nullptr) continue;
+      if (st->state == SegmentState::kSucceeded || st->state == SegmentState::kFailed) {
+        EndedSegment(t, seg, *st);
+        if (Relaunches(t, plan_.events.back().reason)) {
+          RecordStop(t, "SweepFinished", "the sweep finished");
+        }
+        continue;
+      }
       if (t.stop_requested) {
         plan_.actions.push_back(
             Action{Action::Kind::kStop, t.index, t.segments.back().number, 0, 0, t.reason});
@@ -605,13 +631,33 @@ class Planner {
     }
   }
 
+  // TrialsScheduled: False while a trial (or probe) cannot start for a reason the backend names,
+  // such as a pod the scheduler cannot place or an image that cannot be pulled, with the
+  // backend's own message: a held-up sweep says why instead of waiting silently.
+  void AddScheduledCondition() {
+    const SegmentStatus* first = nullptr;
+    int held = 0;
+    for (const auto& [key, st] : observed_.segments) {
+      if (st.state != SegmentState::kPending || st.waiting_reason.empty()) continue;
+      if (first == nullptr) first = &st;
+      ++held;
+    }
+    if (first == nullptr) {
+      plan_.conditions.push_back(
+          {"TrialsScheduled", "True", "Scheduled", "no trial is held up before it starts"});
+      return;
+    }
+    std::string message = first->trial + ": " + first->waiting_message;
+    if (held > 1) message += " (and " + std::to_string(held - 1) + " more held up)";
+    plan_.conditions.push_back({"TrialsScheduled", "False", first->waiting_reason, message});
+  }
+
   void AddConditions() {
     std::optional<SweepPhase> phase = finishing_;
     if (!phase && model_.finished()) phase = model_.phase();
     if (phase) {
-      plan_.conditions.push_back(
-          {"Progressing", "False", SweepPhaseName(*phase),
-           finishing_ ? plan_.events.back().message : model_.finish_message()});
+      plan_.conditions.push_back({"Progressing", "False", SweepPhaseName(*phase),
+                                  finishing_ ? finishing_message_ : model_.finish_message()});
     } else if (model_.probing() && !decided_) {
       plan_.conditions.push_back(
           {"Progressing", "True", "Probing",
@@ -621,6 +667,7 @@ class Planner {
           {"Progressing", "True", "TrialsRunning", std::to_string(occupied_) + " trials running"});
     }
     if (spec_.throughput.enabled) AddThroughputCondition();
+    AddScheduledCondition();
     if (!plan_.denials.empty()) {
       plan_.conditions.push_back(
           {"BudgetAvailable", "False", "BudgetExhausted", plan_.denials.front().Message()});
@@ -662,6 +709,7 @@ class Planner {
   Plan plan_;
   int occupied_ = 0;
   std::optional<SweepPhase> finishing_;
+  std::string finishing_message_;
   std::optional<ThroughputDecision> decided_;  // decided in this pass
   std::optional<Reserve> reserve_;             // pause mode's finish reserve in this pass
 };

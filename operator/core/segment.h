@@ -19,6 +19,13 @@ struct SegmentStatus {
   std::optional<double> finished_unix_seconds;  // unset until it exited
   std::optional<int> exit_code;
   std::string reason;  // CamelCase when failed: Error, DeadlineExceeded, Stopped, Lost
+  // When the trainer exited non-zero: the end of what it wrote (OutputTail, output_tail.h).
+  std::string output_tail;
+  // While pending: why it cannot start, as the backend names it (a pod: Unschedulable,
+  // ErrImagePull, ImagePullBackOff, ...), and the backend's own message. Empty when it is just
+  // starting.
+  std::string waiting_reason;
+  std::string waiting_message;
   int devices = 0;
   double deadline_unix_seconds = 0;
   std::string metrics_url;  // http://host:port/metrics; empty until known

@@ -65,6 +65,7 @@ json Event::ToJson() const {
       break;
     case Type::kProbeEnded:
       j.update({{"trial", trial}, {"reason", reason}, {"message", message}, {"seconds", seconds}});
+      if (!output.empty()) j["output"] = output;
       break;
     case Type::kThroughputDecided:
       j.update({{"trial", trial},
@@ -98,6 +99,7 @@ json Event::ToJson() const {
       break;
     case Type::kSegmentEnded:
       j.update({{"trial", trial}, {"segment", segment}, {"reason", reason}, {"message", message}});
+      if (!output.empty()) j["output"] = output;
       if (started > 0)
         j.update({{"started", started}, {"finished", finished}, {"devices", devices}});
       break;
@@ -141,6 +143,7 @@ StatusOr<Event> Event::FromJson(const json& j) {
   e.rung = static_cast<int>(integer("rung"));
   e.reason = str("reason");
   e.message = str("message");
+  e.output = str("output");
   e.started = NumberOr(j, "started", 0);
   e.finished = NumberOr(j, "finished", 0);
   e.devices = std::max(0, static_cast<int>(integer("devices")));
@@ -321,6 +324,10 @@ Status SweepModel::Apply(const Event& e) {
       seg.started = e.started;
       seg.finished = e.finished;
       seg.devices = e.devices;
+      if (e.reason == "Error" || e.reason == "Lost" || e.reason == "Diverged") {
+        recent_failures_.push_back({e.trial, e.segment, e.reason, e.message, e.output});
+        if (recent_failures_.size() > kRecentFailures) recent_failures_.pop_front();
+      }
       if (t->stop_requested) {
         SetPhase(*t, TrialPhase::kStopped);
       } else if (e.reason.empty()) {

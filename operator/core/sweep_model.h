@@ -2,6 +2,7 @@
 #define BSW_CORE_SWEEP_MODEL_H_
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -36,12 +37,14 @@ struct Event {
     kDeadlineMoved,    // trial, segment, deadline
     kTrialStopped,     // trial, reason, message: the sweep decided to stop it
     kTrialPromoted,    // trial, rung, message (why, when it skips the 1/η quota)
-    kSegmentEnded,     // trial, segment, reason ("" when it succeeded), message, and the
-                       // charge: started, finished, devices (when the segment ran)
+    kSegmentEnded,     // trial, segment, reason ("" when it succeeded), message, output (when
+                       // the trainer failed), and the charge: started, finished, devices (when
+                       // the segment ran)
     kSweepFinished,    // phase, reason, message
     kProbeLaunched,    // trial (the probe's index), params (its settings), deadline
     kProbeMeasured,    // trial, figures
-    kProbeEnded,       // trial, reason ("" when measured), message, seconds (device-seconds)
+    kProbeEnded,       // trial, reason ("" when measured), message, output, seconds
+                       // (device-seconds)
     kThroughputDecided,  // trial (the chosen probe, -1 for none), reason, message, params
   };
   Type type = Type::kTrialCreated;
@@ -60,6 +63,8 @@ struct Event {
   SweepPhase phase = SweepPhase::kRunning;
   std::string reason;
   std::string message;
+  // kSegmentEnded, kProbeEnded: the end of the trainer's output when it failed (OutputTail).
+  std::string output;
   // kSegmentEnded: the backend's start and finish times (0 when it never ran) and its charged
   // devices. Recorded so the charge outlives the backend's own record (a deleted pod).
   double started = 0;
@@ -114,6 +119,17 @@ struct Trial {
   double progress() const { return rung_values.empty() ? 0 : rung_values.rbegin()->first; }
 };
 
+// A segment that the trainer itself ended badly (reason Error, Lost or Diverged). The newest
+// kRecentFailures are kept for the status, so that a failure's reason is where users look.
+struct FailureRecord {
+  int64_t trial = -1;
+  int segment = 0;
+  std::string reason;
+  std::string message;
+  std::string output;  // the end of the trainer's output, when the backend had it
+};
+inline constexpr size_t kRecentFailures = 5;
+
 struct BestResult {
   int64_t trial = -1;
   double value = 0;
@@ -149,6 +165,8 @@ class SweepModel {
   // Stop mode: how many values each rung continued.
   int64_t continued(int rung) const { return continued_.at(static_cast<size_t>(rung)); }
   std::optional<BestResult> best() const { return best_; }
+  // The newest failures, oldest first; at most kRecentFailures.
+  const std::deque<FailureRecord>& recent_failures() const { return recent_failures_; }
 
   // The probe phase: every probe run so far, by index, and its outcome once decided.
   const std::vector<ProbeRun>& probes() const { return probes_; }
@@ -185,6 +203,7 @@ class SweepModel {
   std::vector<int64_t> counts_ = std::vector<int64_t>(5, 0);
   std::vector<int64_t> continued_;
   std::optional<BestResult> best_;
+  std::deque<FailureRecord> recent_failures_;
   std::vector<ProbeRun> probes_;
   std::optional<ThroughputDecision> decision_;
   SweepPhase phase_ = SweepPhase::kPending;

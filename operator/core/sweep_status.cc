@@ -146,6 +146,18 @@ json BuildStatus(const SweepModel& model, const Ledger& ledger, const json& cond
   json running = json::array();
   for (int64_t index : model.active()) running.push_back(model.trial(index).name);
   status["runningTrials"] = running;
+  if (!model.recent_failures().empty()) {
+    json failures = json::array();
+    for (const FailureRecord& f : model.recent_failures()) {
+      json failure = {{"trial", model.trial(f.trial).name},
+                      {"segment", f.segment},
+                      {"reason", f.reason},
+                      {"message", f.message}};
+      if (!f.output.empty()) failure["output"] = f.output;
+      failures.push_back(std::move(failure));
+    }
+    status["recentFailures"] = std::move(failures);
+  }
   if (spec.throughput.enabled) status["throughput"] = ThroughputStatus(model);
   return status;
 }

@@ -7,6 +7,8 @@
 # kubelet reported them.
 #   1. invalid sweeps: rejected by `kubectl apply` with the field named (schema/CEL), or, for
 #      what CEL cannot express, condition InvalidSpec; the operator keeps serving other sweeps;
+#      a trial pod the node cannot schedule: a TrialsScheduled condition and a Warning event with
+#      the scheduler's message, and no charge;
 #   2. apply -> the sweep ends; budget used <= budget; no trial pod left; status, conditions,
 #      BudgetSweepTrial records and events correct; the charge agrees with what really ran;
 #   3. SIGKILL the operator at random moments (>= 10 times) during one sweep, restarting it each
@@ -213,6 +215,30 @@ fi
   pass "InvalidSpec status carries observedGeneration" || fail "InvalidSpec status lacks observedGeneration"
 k -n "$NS" get events --field-selector reason=InvalidSpec -o name | grep -q . &&
   pass "a Warning event InvalidSpec was recorded" || fail "no InvalidSpec event"
+
+# A trial pod the node cannot take (5 GPUs on a 4-GPU node): the sweep says why, as the scheduler
+# does, in a condition and a Warning event, instead of waiting silently. Deleting it releases
+# its pods.
+sweep held "  budget: {gpuHours: 0.05}
+  parallelism: 1
+  maxTrials: 1" | sed 's/    gpus: 1/    gpus: 5/' | k apply -f - >/dev/null
+held=""
+for _ in $(seq 1 60); do
+  held=$(field held '.status.conditions[?(@.type=="TrialsScheduled")].reason')
+  [ "$held" = Unschedulable ] && break
+  sleep 0.5
+done
+msg=$(field held '.status.conditions[?(@.type=="TrialsScheduled")].message')
+[ "$held" = Unschedulable ] && [[ $msg == "held-t0000: "*"Insufficient nvidia.com/gpu"* ]] &&
+  pass "TrialsScheduled=False, Unschedulable: $msg" ||
+  fail "no TrialsScheduled condition with the scheduler's message (reason=$held message=$msg)"
+k -n "$NS" get events --field-selector "involvedObject.name=held,reason=Unschedulable" \
+  -o jsonpath='{.items[*].message}' | grep -q "Insufficient nvidia.com/gpu" &&
+  pass "a Warning event Unschedulable names the missing GPUs" || fail "no Unschedulable event on the sweep"
+[ "$(field held .status.budget.used)" = 0 ] && pass "a pod that never started is not charged" ||
+  fail "held sweep charged $(field held .status.budget.used) GPU-h"
+k -n "$NS" delete bsw held --wait=false >/dev/null
+wait_no_pods held 30 && pass "the held sweep's pod went with it" || fail "pods left (held)"
 
 # ---- 2. a sweep runs to its end -----------------------------------------------------------------
 sweep basic "  budget: {gpuHours: 0.02}

@@ -6,6 +6,7 @@
 // Security "restricted", so every trial pod must comply.
 #include "operator/adapters/kube/pod_backend.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -91,6 +92,8 @@ TEST(PodBackendBuildTest, KeepsTheTemplatesOwnSecurityAndDropsGpusForCpuSegments
   EXPECT_EQ(built["securityContext"]["allowPrivilegeEscalation"], true);
   EXPECT_EQ(built["securityContext"]["runAsUser"], 1000);
   EXPECT_EQ(built["args"], Json({"--base", "--lr=0.1"}));
+  EXPECT_EQ(built["terminationMessagePolicy"], "FallbackToLogsOnError")
+      << "a failed trainer's last log lines become its termination message";
   EXPECT_FALSE(built["resources"]["limits"].contains("nvidia.com/gpu"));
   EXPECT_EQ(built["resources"]["limits"]["cpu"], "2");
 
@@ -144,6 +147,11 @@ TEST(SegmentStatusOfPodTest, MapsPhasesTimesAndReasons) {
   EXPECT_EQ(failed->reason, "Error");
   EXPECT_EQ(failed->exit_code, 137);
   EXPECT_EQ(*failed->finished_unix_seconds - *failed->started_unix_seconds, 100);
+  EXPECT_EQ(failed->output_tail, "") << "no termination message";
+  pod["status"]["containerStatuses"][0]["state"]["terminated"]["message"] =
+      "loading\nTraceback\nRuntimeError: CUDA out of memory\n";
+  EXPECT_EQ(SegmentStatusOfPod(pod, 9400)->output_tail,
+            "loading\nTraceback\nRuntimeError: CUDA out of memory");
   pod["metadata"]["annotations"]["budgetsweep.dev/stopped"] = "true";
   EXPECT_EQ(SegmentStatusOfPod(pod, 9400)->reason, "Stopped");
   pod["status"]["reason"] = "DeadlineExceeded";
@@ -159,6 +167,25 @@ TEST(SegmentStatusOfPodTest, MapsPhasesTimesAndReasons) {
   EXPECT_FALSE(never_ran->started_unix_seconds) << "a pending pod costs nothing";
 
   EXPECT_FALSE(SegmentStatusOfPod(Json{{"metadata", {{"name", "other"}}}}, 9400));
+
+  Json held = deleted_before_start;
+  held["metadata"].erase("deletionTimestamp");
+  held["status"]["conditions"] = {{{"type", "PodScheduled"},
+                                   {"status", "False"},
+                                   {"reason", "Unschedulable"},
+                                   {"message", "0/1 nodes are available: 1 Insufficient cpu."}}};
+  std::optional<SegmentStatus> unschedulable = SegmentStatusOfPod(held, 9400);
+  EXPECT_EQ(unschedulable->state, SegmentState::kPending);
+  EXPECT_EQ(unschedulable->waiting_reason, "Unschedulable");
+  EXPECT_EQ(unschedulable->waiting_message, "0/1 nodes are available: 1 Insufficient cpu.");
+  held["status"]["conditions"][0]["status"] = "True";
+  held["status"]["containerStatuses"] = {
+      {{"state", {{"waiting", {{"reason", "ContainerCreating"}}}}}}};
+  EXPECT_EQ(SegmentStatusOfPod(held, 9400)->waiting_reason, "") << "just starting";
+  held["status"]["containerStatuses"][0]["state"]["waiting"] = {
+      {"reason", "ImagePullBackOff"}, {"message", "Back-off pulling image \"x:1\""}};
+  EXPECT_EQ(SegmentStatusOfPod(held, 9400)->waiting_reason, "ImagePullBackOff");
+  EXPECT_EQ(SegmentStatusOfPod(held, 9400)->waiting_message, "Back-off pulling image \"x:1\"");
 }
 
 class PodBackendTest : public testing::NodeClusterTest {
@@ -190,8 +217,10 @@ class PodBackendTest : public testing::NodeClusterTest {
     owner_uid_ = (*owner)["metadata"]["uid"].get<std::string>();
   }
 
-  // A backend whose template runs `script` with the trainer image's sh on the test node.
-  std::unique_ptr<PodBackend> Backend(const std::string& script) {
+  // A backend whose template runs `script` with the trainer image's sh (or `image`) on the test
+  // node.
+  std::unique_ptr<PodBackend> Backend(const std::string& script,
+                                      const std::string& image = BSW_TRAINER_IMAGE) {
     PodBackendOptions options;
     options.client = client_.get();
     options.ns = ns_;
@@ -205,7 +234,7 @@ class PodBackendTest : public testing::NodeClusterTest {
               {{"nodeSelector", {{"kubernetes.io/hostname", node_name_}}},
                {"containers",
                 Json::array({Json{{"name", "trainer"},
-                                  {"image", BSW_TRAINER_IMAGE},
+                                  {"image", image},
                                   {"command", {"sh", "-c", script, "trainer"}},
                                   {"env", {{{"name", "FROM_TEMPLATE"}, {"value", "t"}}}}}})}}}};
     StatusOr<std::unique_ptr<PodBackend>> backend = PodBackend::Create(std::move(options));
@@ -376,6 +405,46 @@ TEST_F(PodBackendTest, NearDeadline_EndsDeadlineExceededByItsDeadline) {
   EXPECT_LE(*done->finished_unix_seconds, deadline + 2);
   EXPECT_LE(seen, deadline + 1 + 2 + 1) << "seen in List promptly";
   EXPECT_NEAR(done->deadline_unix_seconds, deadline, 0.01);
+}
+
+TEST_F(PodBackendTest, FailedSegment_CarriesTheEndOfItsOutputFromTheKubelet) {
+  std::unique_ptr<PodBackend> backend = Backend(
+      "for i in 1 2 3 4 5 6 7; do echo line $i; done; echo 'error: --dataset: no such file' >&2; "
+      "exit 2");
+  ASSERT_NE(backend, nullptr);
+  ASSERT_TRUE(backend->Start(Spec("sw-t0009", Now() + 60)).ok());
+  std::optional<SegmentStatus> failed = WaitFor(*backend, "sw-t0009", [](const SegmentStatus& s) {
+    return s.state == SegmentState::kFailed;
+  });
+  ASSERT_TRUE(failed);
+  EXPECT_EQ(failed->reason, "Error");
+  EXPECT_EQ(failed->exit_code, 2);
+  EXPECT_EQ(failed->output_tail, "line 4\nline 5\nline 6\nline 7\nerror: --dataset: no such file")
+      << "the kubelet's termination message (FallbackToLogsOnError), cut to its last 5 lines";
+}
+
+TEST_F(PodBackendTest, HeldUpSegments_SayWhyAsTheSchedulerAndTheKubeletDo) {
+  std::unique_ptr<PodBackend> backend = Backend("sleep 30");
+  ASSERT_NE(backend, nullptr);
+  ASSERT_TRUE(backend->Start(Spec("sw-t0010", Now() + 60, 5)).ok());  // the node has 4 GPUs
+  std::optional<SegmentStatus> unschedulable = WaitFor(
+      *backend, "sw-t0010", [](const SegmentStatus& s) { return !s.waiting_reason.empty(); });
+  ASSERT_TRUE(unschedulable);
+  EXPECT_EQ(unschedulable->state, SegmentState::kPending);
+  EXPECT_EQ(unschedulable->waiting_reason, "Unschedulable");
+  EXPECT_THAT(unschedulable->waiting_message, ::testing::HasSubstr("Insufficient nvidia.com/gpu"));
+
+  // No registry is reachable from the node: an image it does not have cannot be pulled.
+  std::unique_ptr<PodBackend> unpullable = Backend("true", "budgetsweep/no-such-image:0");
+  ASSERT_NE(unpullable, nullptr);
+  ASSERT_TRUE(unpullable->Start(Spec("sw-t0011", Now() + 120)).ok());
+  std::optional<SegmentStatus> pull = WaitFor(
+      *unpullable, "sw-t0011", [](const SegmentStatus& s) { return !s.waiting_reason.empty(); },
+      milliseconds(60000));
+  ASSERT_TRUE(pull);
+  EXPECT_EQ(pull->state, SegmentState::kPending);
+  EXPECT_THAT(pull->waiting_reason, ::testing::AnyOf("ErrImagePull", "ImagePullBackOff"));
+  EXPECT_THAT(pull->waiting_message, ::testing::HasSubstr("no-such-image"));
 }
 
 TEST_F(PodBackendTest, Stop_EndsStoppedAndThePodStaysUntilReleaseCharge) {

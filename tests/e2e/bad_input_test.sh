@@ -100,6 +100,17 @@ curve_sweep "$WORK/not-executable.yaml" no-trainer "$good"
 sed -i "s|command: \\[.*\\]|command: [\"$WORK/not-executable\"]|" "$WORK/not-executable.yaml"
 run_only trainer-not-executable "$WORK/not-executable.yaml" \
   "spec.trial.template.spec.containers[0].command[0]: $WORK/not-executable: not an executable file"
+curve_sweep "$WORK/no-data-dir.yaml" no-data "$good" '"--seconds-per-epoch=0.2", "--data-dir", "'"$WORK"'/no-such-data"'
+run_only data-dir-missing "$WORK/no-data-dir.yaml" \
+  "spec.trial.template.spec.containers[0].args[2]: --data-dir $WORK/no-such-data: no such directory"
+touch "$WORK/state-is-a-file"
+set +e
+"$BSW" run "$WORK/valid.yaml" --state-dir "$WORK/state-is-a-file" >"$WORK/out" 2>"$WORK/err"
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "state-dir-is-a-file: run exited $rc, want 2"
+grep -qF -- "--state-dir $WORK/state-is-a-file:" "$WORK/err" || { cat "$WORK/err" >&2; fail "state-dir-is-a-file: the error does not name --state-dir"; }
+echo "ok: state-dir-is-a-file -> $(head -1 "$WORK/err")"
 
 # Several problems are all reported at once.
 curve_sweep "$WORK/many.yaml" bad "  budget: {gpuHours: -1}

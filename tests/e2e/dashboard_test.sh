@@ -11,6 +11,8 @@
 #   - a STAND-IN for dcgm-exporter: this machine has no GPU, so a static text file
 #     (dcgm_stand_in.prom) served by Python's http.server provides DCGM_FI_DEV_GPU_UTIL.
 # The template variables' label_values() queries are checked through /api/v1/series.
+# Then upstream promtool (built from its Go module, tests/cluster/build.sh) lints the metric names
+# of both budgetsweep endpoints: `promtool check metrics` must report nothing.
 # The trainer's NVML series (budgetsweep_trainer_accelerator_utilization_ratio) exists only on a
 # GPU: its panel must parse here, and may be empty (the only exception, named in the output).
 set -euo pipefail
@@ -18,6 +20,8 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 DASHBOARD=$ROOT/charts/budgetsweep/dashboards/budgetsweep.json
+PROMTOOL=$(dirname "$("$ROOT/tests/cluster/build.sh" prometheus | sed -n 's/^prometheus=//p')")/promtool
+[ -x "$PROMTOOL" ] || { echo "FAIL: tests/cluster/build.sh did not produce promtool"; exit 1; }
 command -v prometheus >/dev/null || { echo "FAIL: prometheus is not installed (make deps)"; exit 1; }
 [ -d /usr/share/datasets/fashion-mnist ] || { echo "FAIL: dataset-fashion-mnist is not installed"; exit 1; }
 
@@ -89,3 +93,13 @@ wait_for prometheus "http://127.0.0.1:$prom_port/-/ready"
 # need a few samples), at most 3 minutes; then report each query.
 python3 "$HERE/dashboard_check.py" "$DASHBOARD" "http://127.0.0.1:$prom_port" \
   '{"namespace": "bsw-dash", "sweep": "dash", "trial": "dash-t0000"}'
+
+# Linted once every series exists (dashboard_check.py waited for them).
+for endpoint in "trainer http://127.0.0.1:$trainer_port/metrics" "operator http://$feeder_addr/metrics"; do
+  read -r name url <<<"$endpoint"
+  curl -sf "$url" >"$WORK/$name.prom"
+  if ! "$PROMTOOL" check metrics <"$WORK/$name.prom" >"$WORK/$name.lint" 2>&1; then
+    echo "FAIL: promtool check metrics on the $name's $url:"; cat "$WORK/$name.lint"; exit 1
+  fi
+  echo "ok: promtool check metrics: the $name's $(grep -c '^# TYPE' "$WORK/$name.prom") families, no problem"
+done

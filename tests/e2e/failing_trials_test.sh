@@ -25,5 +25,12 @@ for t in "$WORK"/state/trials/failing-t0000 "$WORK"/state/trials/failing-t0001; 
   [ ! -d "$t/seg-2" ] || fail "$(basename "$t") was retried more than maxRetries"
 done
 grep -q "exited with code 1" "$WORK/progress.log" || fail "the failure reason is not reported"
+# What the trainer said is where users look: under the failure's line, and in -o json.
+grep -qxF "    | curve-trainer: injected failure at epoch 2" "$WORK/progress.log" ||
+  fail "the trainer's last line is not under the failure on the console"
+[ "$(json_get "$WORK/status.json" 's["trials"]["running"]')" -eq 0 ] ||
+  fail "trials are counted running after the sweep ended"
+json_get "$WORK/status.json" 'all(f["reason"] == "Error" and f["message"] == "exited with code 1" and f["output"].endswith("curve-trainer: injected failure at epoch 2") for f in s["recentFailures"]) and 2 <= len(s["recentFailures"]) <= 5 or sys.exit(1)' >/dev/null ||
+  fail "status.recentFailures does not carry each failure with the trainer's last line"
 assert_journal_sane "$WORK/state" 9
 assert_no_trial_processes

@@ -12,6 +12,7 @@
 
 #include "operator/adapters/kube/errors.h"
 #include "operator/adapters/kube/resources.h"
+#include "operator/core/output_tail.h"
 #include "operator/core/parse.h"
 #include "operator/ports/trial_contract.h"
 
@@ -101,6 +102,35 @@ int64_t DeadlineSecondsFrom(double deadline, double grace, double start) {
   return std::max<int64_t>(1, static_cast<int64_t>(std::floor(deadline - grace - start)));
 }
 
+// Container waiting reasons that hold a pod up until someone acts (the kubelet keeps retrying):
+// its image cannot be had, or its container cannot be made from the spec.
+bool IsStuckWaitingReason(const std::string& reason) {
+  for (const char* stuck :
+       {"ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull", "InvalidImageName",
+        "CreateContainerConfigError", "CreateContainerError"}) {
+    if (reason == stuck) return true;
+  }
+  return false;
+}
+
+// Why a pending pod does not start, as the scheduler or the kubelet says it: the PodScheduled
+// condition's Unschedulable, or the trial container's stuck waiting state.
+void SetWaitingReason(const Json& status, const Json& container_state, SegmentStatus& segment) {
+  for (const Json& condition : status.value("conditions", Json::array())) {
+    if (condition.value("type", "") == "PodScheduled" && condition.value("status", "") == "False" &&
+        condition.value("reason", "") == "Unschedulable") {
+      segment.waiting_reason = "Unschedulable";
+      segment.waiting_message = condition.value("message", "");
+      return;
+    }
+  }
+  const Json& waiting = container_state.value("waiting", Json::object());
+  if (std::string reason = waiting.value("reason", ""); IsStuckWaitingReason(reason)) {
+    segment.waiting_reason = reason;
+    segment.waiting_message = waiting.value("message", "");
+  }
+}
+
 }  // namespace
 
 std::optional<double> ParseRfc3339(const std::string& text) {
@@ -188,6 +218,10 @@ std::optional<SegmentStatus> SegmentStatusOfPod(const Json& pod, int default_met
     segment.started_unix_seconds = TimeAt(terminated, "/startedAt"_json_pointer);
     segment.finished_unix_seconds = TimeAt(terminated, "/finishedAt"_json_pointer);
     if (terminated.contains("exitCode")) segment.exit_code = terminated["exitCode"].get<int>();
+    if (segment.exit_code.value_or(0) != 0 && terminated.contains("message") &&
+        terminated["message"].is_string()) {
+      segment.output_tail = OutputTail(terminated["message"].get<std::string>());
+    }
   } else if (container_state.contains("running")) {
     segment.started_unix_seconds = TimeAt(container_state["running"], "/startedAt"_json_pointer);
   }
@@ -218,6 +252,7 @@ std::optional<SegmentStatus> SegmentStatusOfPod(const Json& pod, int default_met
     segment.state = SegmentState::kRunning;
   } else {
     segment.state = SegmentState::kPending;
+    SetWaitingReason(status, container_state, segment);
   }
   return segment;
 }
@@ -312,6 +347,12 @@ StatusOr<Json> PodBackend::BuildPod(const SegmentSpec& spec, double now) const {
   if (!args.is_array()) args = Json::array();
   for (const std::string& arg : spec.extra_args) args.push_back(arg);
   for (const auto& [param, value] : spec.params) args.push_back("--" + param + "=" + value);
+
+  // A failed trainer's last log lines become its termination message (SegmentStatus::
+  // output_tail), unless the template chose its own policy.
+  if (!container.contains("terminationMessagePolicy")) {
+    container["terminationMessagePolicy"] = "FallbackToLogsOnError";
+  }
 
   Json& env = container["env"];
   if (!env.is_array()) env = Json::array();

@@ -59,7 +59,9 @@ TrialLog::TrialLog(Client& client, std::string ns, SweepOwner owner, size_t cach
 
 std::string TrialLog::Describe() const { return "budgetsweeptrials of " + ns_ + "/" + owner_.name; }
 
-StatusOr<std::vector<Event>> TrialLog::ReadAll() {
+StatusOr<std::vector<Event>> TrialLog::ReadAll() { return Read(true); }
+
+StatusOr<std::vector<Event>> TrialLog::Read(bool collect_stale) {
   std::vector<Json> records;
   existing_.clear();
   cache_.clear();
@@ -74,6 +76,7 @@ StatusOr<std::vector<Event>> TrialLog::ReadAll() {
       if (OwnerUid(object) != owner_.uid) {
         // Left by an earlier sweep of the same name, not yet collected: it would block our
         // trial of the same name.
+        if (!collect_stale) continue;
         Status deleted = client_.Delete(kBudgetSweepTrials, ns_, name);
         if (!deleted.ok() && !IsNotFound(deleted)) return deleted;
         continue;

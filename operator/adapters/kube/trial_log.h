@@ -33,11 +33,16 @@ class TrialLog final : public EventLog {
   // eviction is read first. REQUIRES: client outlives the log; cached_trials >= 1.
   TrialLog(Client& client, std::string ns, SweepOwner owner, size_t cached_trials);
 
+  // Also deletes the records an earlier sweep of the same name left, which would block ours.
   StatusOr<std::vector<Event>> ReadAll() override;
+  // The same events as ReadAll, for readers that write nothing (budgetsweep report): another
+  // sweep's records are skipped, not deleted.
+  StatusOr<std::vector<Event>> ReadWithoutCollecting() { return Read(false); }
   Status Append(const std::vector<Event>& events) override;
   std::string Describe() const override;
 
  private:
+  StatusOr<std::vector<Event>> Read(bool collect_stale);
   Status WriteTrial(int64_t trial, const std::vector<Json>& records, const Config* params);
   // The trial's object as last written or read: cached, read from the server, or null when it
   // does not exist yet.

@@ -23,6 +23,7 @@
 #include "operator/adapters/local/loopback_port.h"
 #include "operator/adapters/local/process.h"
 #include "operator/adapters/local/segment_files.h"
+#include "operator/core/output_tail.h"
 #include "operator/core/parse.h"
 #include "operator/ports/trial_contract.h"
 
@@ -175,6 +176,23 @@ Status SettleIfLost(const SegmentFiles& files, StatusRecord* status) {
   return WriteFileAtomically(files.status(), ToJson(*status));
 }
 
+// The end of a log file (OutputTail), read from its last kOutputTailReadBytes; "" when it cannot
+// be read, since the output only explains a failure that is recorded either way.
+std::string LogTail(const fs::path& log) {
+  std::FILE* file = std::fopen(log.c_str(), "rb");
+  if (file == nullptr) return "";
+  std::string text(kOutputTailReadBytes, '\0');
+  bool mid_file = std::fseek(file, -static_cast<long>(text.size()), SEEK_END) == 0;
+  if (!mid_file) std::rewind(file);
+  text.resize(std::fread(text.data(), 1, text.size(), file));
+  std::fclose(file);
+  // Read from the middle of the file, the first line is only the end of one.
+  if (size_t newline = text.find('\n'); mid_file && newline != std::string::npos) {
+    text.erase(0, newline + 1);
+  }
+  return OutputTail(text);
+}
+
 StatusOr<SegmentStatus> ToSegmentStatus(Observed& observed) {
   SegmentStatus segment;
   segment.trial = observed.trial;
@@ -194,6 +212,9 @@ StatusOr<SegmentStatus> ToSegmentStatus(Observed& observed) {
   segment.finished_unix_seconds = status.finished_unix_seconds;
   segment.exit_code = status.exit_code;
   segment.reason = status.reason;
+  if (status.reason == "Error" || status.reason == "Lost") {
+    segment.output_tail = LogTail(observed.files.trainer_log());
+  }
   segment.devices = status.devices;
   segment.metrics_url = status.metrics_url;
   bool running = status.state == SegmentState::kRunning;

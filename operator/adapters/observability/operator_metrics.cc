@@ -14,6 +14,9 @@ using prometheus::Family;
 using prometheus::Gauge;
 using prometheus::Labels;
 
+// The status says GPU-hours; the series are in GPU-seconds, Prometheus's base unit.
+constexpr double kSecondsPerHour = 3600;
+
 Family<Gauge>& GaugeFamily(prometheus::Registry& registry, const std::string& name,
                            const std::string& help) {
   return prometheus::BuildGauge().Name(name).Help(help).Register(registry);
@@ -62,16 +65,16 @@ std::string ResourceLabel(double resource) {
 
 OperatorMetrics::OperatorMetrics()
     : registry_(std::make_shared<prometheus::Registry>()),
-      budget_total_(GaugeFamily(*registry_, "budgetsweep_sweep_budget_gpu_hours",
-                                "The sweep's hard budget (spec.budget.gpuHours), in GPU-hours")),
-      budget_used_(GaugeFamily(*registry_, "budgetsweep_sweep_budget_used_gpu_hours",
-                               "GPU-hours charged to the sweep so far (status.budget.used)")),
-      budget_reserved_(GaugeFamily(*registry_, "budgetsweep_sweep_budget_reserved_gpu_hours",
-                                   "GPU-hours reserved by the deadlines of running trials "
+      budget_total_(GaugeFamily(*registry_, "budgetsweep_sweep_budget_gpu_seconds",
+                                "The sweep's hard budget (spec.budget.gpuHours), in GPU-seconds")),
+      budget_used_(GaugeFamily(*registry_, "budgetsweep_sweep_budget_used_gpu_seconds",
+                               "GPU-seconds charged to the sweep so far (status.budget.used)")),
+      budget_reserved_(GaugeFamily(*registry_, "budgetsweep_sweep_budget_reserved_gpu_seconds",
+                                   "GPU-seconds reserved by the deadlines of running trials "
                                    "(status.budget.reserved)")),
       budget_remaining_(
-          GaugeFamily(*registry_, "budgetsweep_sweep_budget_remaining_gpu_hours",
-                      "GPU-hours neither used nor reserved (status.budget.remaining)")),
+          GaugeFamily(*registry_, "budgetsweep_sweep_budget_remaining_gpu_seconds",
+                      "GPU-seconds neither used nor reserved (status.budget.remaining)")),
       trials_(GaugeFamily(*registry_, "budgetsweep_sweep_trials",
                           "The sweep's trials in each state (status.trials)")),
       created_trials_(GaugeFamily(*registry_, "budgetsweep_sweep_created_trials",
@@ -96,11 +99,11 @@ OperatorMetrics::OperatorMetrics()
       throughput_target_(
           GaugeFamily(*registry_, "budgetsweep_sweep_throughput_target_utilization",
                       "The probe phase's gate (status.throughput.targetUtilization)")),
-      probe_used_(GaugeFamily(*registry_, "budgetsweep_sweep_throughput_probe_used_gpu_hours",
-                              "GPU-hours the probe runs used (status.throughput.budgetUsed)")),
+      probe_used_(GaugeFamily(*registry_, "budgetsweep_sweep_throughput_probe_used_gpu_seconds",
+                              "GPU-seconds the probe runs used (status.throughput.budgetUsed)")),
       probe_limit_(
-          GaugeFamily(*registry_, "budgetsweep_sweep_throughput_probe_limit_gpu_hours",
-                      "The most GPU-hours probing may use (status.throughput.budgetLimit)")),
+          GaugeFamily(*registry_, "budgetsweep_sweep_throughput_probe_limit_gpu_seconds",
+                      "The most GPU-seconds probing may use (status.throughput.budgetLimit)")),
       target_met_(GaugeFamily(*registry_, "budgetsweep_sweep_throughput_target_met",
                               "1 when the chosen settings met the target utilization, 0 when "
                               "not (status.throughput.targetMet)")),
@@ -140,7 +143,8 @@ void OperatorMetrics::ObserveSweep(const std::string& ns, const std::string& swe
              {{"gpuHours", &budget_total_},
               {"used", &budget_used_},
               {"reserved", &budget_reserved_},
-              {"remaining", &budget_remaining_}});
+              {"remaining", &budget_remaining_}},
+             {}, kSecondsPerHour);
   if (NumberAt(budget, "gpuHours") != nullptr) {
     // Present at 0 from the first real status, like the rung counters: no errors is a value too.
     sweeps_[key].counters.emplace(&query_errors_,
@@ -179,21 +183,21 @@ void OperatorMetrics::ObserveSweep(const std::string& ns, const std::string& swe
 
 void OperatorMetrics::SetNumbers(
     const SweepKey& key, const json& object,
-    std::initializer_list<std::pair<const char*, Family<Gauge>*>> fields, const Labels& extra) {
+    std::initializer_list<std::pair<const char*, Family<Gauge>*>> fields, const Labels& extra,
+    double scale) {
   // REQUIRES: mutex_ held (by ObserveSweep).
   for (auto [field, family] : fields) {
     if (const json* value = NumberAt(object, field)) {
-      SweepGauge(*family, key, extra).Set(value->get<double>());
+      SweepGauge(*family, key, extra).Set(value->get<double>() * scale);
     }
   }
 }
 
 void OperatorMetrics::ObserveThroughput(const SweepKey& key, const json& throughput) {
   // REQUIRES: mutex_ held (by ObserveSweep).
-  SetNumbers(key, throughput,
-             {{"targetUtilization", &throughput_target_},
-              {"budgetUsed", &probe_used_},
-              {"budgetLimit", &probe_limit_}});
+  SetNumbers(key, throughput, {{"targetUtilization", &throughput_target_}});
+  SetNumbers(key, throughput, {{"budgetUsed", &probe_used_}, {"budgetLimit", &probe_limit_}}, {},
+             kSecondsPerHour);
   for (const char* run : kProbeRuns) {
     SetNumbers(key, MemberAt(throughput, run),
                {{"samplesPerSecond", &throughput_samples_},

@@ -23,10 +23,10 @@ namespace bsw::observability {
 // The operator's own Prometheus series (served on --metrics-addr by HealthServer). Per-sweep
 // series carry the labels `namespace` and `sweep`:
 //
-//   budgetsweep_sweep_budget_gpu_hours            gauge   spec.budget.gpuHours
-//   budgetsweep_sweep_budget_used_gpu_hours       gauge   status.budget.used
-//   budgetsweep_sweep_budget_reserved_gpu_hours   gauge   status.budget.reserved
-//   budgetsweep_sweep_budget_remaining_gpu_hours  gauge   status.budget.remaining
+//   budgetsweep_sweep_budget_gpu_seconds            gauge   spec.budget.gpuHours
+//   budgetsweep_sweep_budget_used_gpu_seconds       gauge   status.budget.used
+//   budgetsweep_sweep_budget_reserved_gpu_seconds   gauge   status.budget.reserved
+//   budgetsweep_sweep_budget_remaining_gpu_seconds  gauge   status.budget.remaining
 //   budgetsweep_sweep_trials                      gauge   + state (running, paused, completed,
 //                                                           stopped, failed): status.trials
 //   budgetsweep_sweep_created_trials              gauge   status.trials.created
@@ -40,8 +40,8 @@ namespace bsw::observability {
 //   budgetsweep_sweep_throughput_utilization            gauge  + run: <run>.utilization
 //   budgetsweep_sweep_throughput_data_wait_ratio        gauge  + run: <run>.dataWaitRatio
 //   budgetsweep_sweep_throughput_target_utilization     gauge  targetUtilization
-//   budgetsweep_sweep_throughput_probe_used_gpu_hours   gauge  budgetUsed
-//   budgetsweep_sweep_throughput_probe_limit_gpu_hours  gauge  budgetLimit
+//   budgetsweep_sweep_throughput_probe_used_gpu_seconds   gauge  budgetUsed
+//   budgetsweep_sweep_throughput_probe_limit_gpu_seconds  gauge  budgetLimit
 //   budgetsweep_sweep_throughput_target_met             gauge  targetMet: 1 or 0 (absent until
 //                                                              decided)
 // and the counters:
@@ -53,6 +53,8 @@ namespace bsw::observability {
 //   budgetsweep_reconcile_duration_seconds        histogram
 //   budgetsweep_workqueue_depth                   gauge
 //
+// GPU time is in GPU-seconds, Prometheus's base unit: the status's GPU-hours times 3,600 (the
+// dashboard shows hours again).
 // `rung` is the rung index ("0" is the first rung); `resource` its resource in the sweep's unit.
 // `run` is "baseline" (the template's own settings, once measured) or "chosen" (the winning
 // candidate, once decided).
@@ -95,12 +97,12 @@ class OperatorMetrics {
   // REQUIRES: mutex_ held.
   prometheus::Gauge& SweepGauge(prometheus::Family<prometheus::Gauge>& family, const SweepKey& key,
                                 prometheus::Labels extra = {});
-  // Sets each family's gauge, with `extra` labels, from the number at its field of `object`.
-  // REQUIRES: mutex_ held.
+  // Sets each family's gauge, with `extra` labels, from the number at its field of `object`
+  // times `scale`. REQUIRES: mutex_ held.
   void SetNumbers(
       const SweepKey& key, const nlohmann::json& object,
       std::initializer_list<std::pair<const char*, prometheus::Family<prometheus::Gauge>*>> fields,
-      const prometheus::Labels& extra = {});
+      const prometheus::Labels& extra = {}, double scale = 1);
   // REQUIRES: mutex_ held.
   void ObserveRungs(const SweepKey& key, const nlohmann::json& rungs);
   // REQUIRES: mutex_ held.

@@ -258,6 +258,7 @@ TEST_F(LocalBackendTest, StopEndsSegmentAsStoppedEvenWhenTrainerExitsZero) {
   EXPECT_EQ(done.state, SegmentState::kFailed);
   EXPECT_EQ(done.reason, "Stopped");
   EXPECT_EQ(done.exit_code, 0);
+  EXPECT_EQ(done.output_tail, "") << "only a failure carries the trainer's output";
   EXPECT_LE(*done.finished_unix_seconds, stopped_at + kSlackSeconds);
   EXPECT_TRUE(backend_->Stop("t-stop", 0).ok());  // stopping a finished segment is a no-op
 }
@@ -268,6 +269,8 @@ TEST_F(LocalBackendTest, FailingTrainerIsFailedWithError) {
   EXPECT_EQ(done.state, SegmentState::kFailed);
   EXPECT_EQ(done.reason, "Error");
   EXPECT_EQ(done.exit_code, 1);
+  EXPECT_THAT(done.output_tail, ::testing::EndsWith("curve-trainer: injected failure at epoch 2"))
+      << "the end of trainer.log";
 }
 
 TEST_F(LocalBackendTest, MissingTrainerProgramIsFailedWithErrorAndLogged) {
@@ -282,6 +285,7 @@ TEST_F(LocalBackendTest, MissingTrainerProgramIsFailedWithErrorAndLogged) {
   std::string line;
   std::getline(log, line);
   EXPECT_THAT(line, HasSubstr("cannot run /nonexistent/trainer"));
+  EXPECT_THAT(done.output_tail, HasSubstr("cannot run /nonexistent/trainer"));
 }
 
 TEST_F(LocalBackendTest, StartIsIdempotent) {

@@ -84,8 +84,9 @@ INSTANTIATE_TEST_SUITE_P(
                       EXPECT_DOUBLE_EQ(a.deadline, h.now() + 1800);
                     }
                     EXPECT_TRUE(plan.denials.empty());
-                    ASSERT_EQ(plan.conditions.size(), 3u);
+                    ASSERT_EQ(plan.conditions.size(), 4u);
                     EXPECT_EQ(FindCondition(plan, "Progressing")->status, "True");
+                    EXPECT_EQ(FindCondition(plan, "TrialsScheduled")->status, "True");
                     EXPECT_EQ(FindCondition(plan, "BudgetAvailable")->status, "True");
                     EXPECT_EQ(FindCondition(plan, "MetricsAvailable")->status, "True");
                     EXPECT_EQ(h.model().phase(), SweepPhase::kRunning);
@@ -297,25 +298,114 @@ INSTANTIATE_TEST_SUITE_P(
                     EXPECT_EQ(FindEvent(plan, Type::kSegmentEnded)->reason, "Diverged");
                     EXPECT_EQ(h.model().trial(0).phase, TrialPhase::kStopped);
                   }},
-        Situation{"TooManyFailedTrialsFailTheSweepAndStopTheRest",
-                  [](json& j) {
-                    j["spec"]["maxFailedTrials"] = 1;
-                    j["spec"]["trial"]["maxRetries"] = 0;
-                  },
+        Situation{
+            "TooManyFailedTrialsFailTheSweepAndStopTheRest",
+            [](json& j) {
+              j["spec"]["maxFailedTrials"] = 1;
+              j["spec"]["trial"]["maxRetries"] = 0;
+            },
+            [](PlannerHarness& h) {
+              h.PassAndCarry();
+              h.Advance(5);
+              h.Exit(0, 1);
+              h.PassAndCarry();
+              EXPECT_EQ(h.model().count(TrialPhase::kFailed), 1);
+              Plan plan = h.PassAndCarry();
+              const Event* finished = FindEvent(plan, Type::kSweepFinished);
+              ASSERT_NE(finished, nullptr);
+              EXPECT_EQ(finished->reason, "TooManyFailedTrials");
+              EXPECT_EQ(h.model().phase(), SweepPhase::kFailed);
+              EXPECT_NE(FindAction(plan, Action::Kind::kStop, 1), nullptr);
+              EXPECT_EQ(CountActions(plan, Action::Kind::kStart), 0);
+              EXPECT_EQ(FindCondition(plan, "Progressing")->reason, "Failed");
+              EXPECT_THAT(FindCondition(plan, "Progressing")->message, HasSubstr("1 trials failed"))
+                  << "the finish's message, not the stop decided after it";
+              // The stopped trial's end is recorded, with its charge, once it shows.
+              h.Advance(1);
+              plan = h.PassAndCarry();
+              const Event* ended = FindEvent(plan, Type::kSegmentEnded);
+              ASSERT_NE(ended, nullptr);
+              EXPECT_EQ(ended->trial, 1);
+              EXPECT_EQ(ended->reason, "Stopped");
+              EXPECT_GT(ended->finished, ended->started);
+              EXPECT_EQ(h.model().trial(1).phase, TrialPhase::kStopped);
+              EXPECT_EQ(h.model().count(TrialPhase::kRunning), 0);
+              EXPECT_TRUE(h.PassAndCarry().events.empty()) << "nothing left to decide";
+            }},
+        Situation{"AFinishedSweepStopsATrialWaitingForItsRetry",
+                  [](json& j) { j["spec"]["maxFailedTrials"] = 1; },
                   [](PlannerHarness& h) {
                     h.PassAndCarry();
                     h.Advance(5);
                     h.Exit(0, 1);
                     h.PassAndCarry();
-                    EXPECT_EQ(h.model().count(TrialPhase::kFailed), 1);
+                    h.PassAndCarry();  // trial 0's retry, segment 1
+                    h.Advance(5);
+                    h.Exit(0, 1);  // for good
+                    h.Exit(1, 1);  // its first failure: a retry is left
+                    h.PassAndCarry();
+                    ASSERT_EQ(h.model().trial(0).phase, TrialPhase::kFailed);
+                    ASSERT_EQ(h.model().trial(1).phase, TrialPhase::kRunning);
                     Plan plan = h.PassAndCarry();
-                    const Event* finished = FindEvent(plan, Type::kSweepFinished);
-                    ASSERT_NE(finished, nullptr);
-                    EXPECT_EQ(finished->reason, "TooManyFailedTrials");
                     EXPECT_EQ(h.model().phase(), SweepPhase::kFailed);
-                    EXPECT_NE(FindAction(plan, Action::Kind::kStop, 1), nullptr);
-                    EXPECT_EQ(CountActions(plan, Action::Kind::kStart), 0);
-                    EXPECT_EQ(FindCondition(plan, "Progressing")->reason, "Failed");
+                    EXPECT_EQ(CountActions(plan, Action::Kind::kStart), 0) << "no retry";
+                    EXPECT_EQ(h.model().trial(1).phase, TrialPhase::kStopped);
+                    EXPECT_EQ(h.model().trial(1).reason, "SweepFinished");
+                    // Trial 2 took trial 0's slot; it is stopped, and its end recorded next pass.
+                    EXPECT_NE(FindAction(plan, Action::Kind::kStop, 2), nullptr);
+                    h.Advance(1);
+                    h.PassAndCarry();
+                    EXPECT_EQ(h.model().count(TrialPhase::kRunning), 0)
+                        << "no trial is counted running once the sweep has ended";
+                  }},
+        Situation{"APodThatCannotBeScheduledSaysWhyInACondition", NoEdit,
+                  [](PlannerHarness& h) {
+                    h.PassAndCarry();
+                    for (int64_t trial : {0, 1}) {
+                      SegmentStatus& s = h.observed().segments.at({h.model().TrialName(trial), 0});
+                      s.state = SegmentState::kPending;
+                      s.started_unix_seconds.reset();
+                      s.waiting_reason = "Unschedulable";
+                      s.waiting_message = "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.";
+                    }
+                    Plan plan = h.PassAndCarry();
+                    const Condition* scheduled = FindCondition(plan, "TrialsScheduled");
+                    ASSERT_NE(scheduled, nullptr);
+                    EXPECT_EQ(scheduled->status, "False");
+                    EXPECT_EQ(scheduled->reason, "Unschedulable");
+                    EXPECT_EQ(scheduled->message,
+                              h.model().TrialName(0) +
+                                  ": 0/1 nodes are available: 1 Insufficient nvidia.com/gpu. "
+                                  "(and 1 more held up)");
+                    EXPECT_EQ(CountActions(plan, Action::Kind::kStop), 0)
+                        << "a pending trial costs nothing and is not given up on";
+                  }},
+        Situation{"AFailedTrainersLastLinesAreRecordedWithItsEnd",
+                  [](json& j) { j["spec"]["trial"]["maxRetries"] = 0; },
+                  [](PlannerHarness& h) {
+                    h.PassAndCarry();
+                    h.Advance(5);
+                    h.Exit(0, 2);
+                    h.observed().segments.at({h.model().TrialName(0), 0}).output_tail =
+                        "loading\nerror: --dataset: no such file";
+                    h.Exit(1, 3);  // diverged, with nothing written
+                    Plan plan = h.PassAndCarry();
+                    ASSERT_EQ(CountEvents(plan, Type::kSegmentEnded), 2);
+                    EXPECT_EQ(plan.events[0].reason, "Error");
+                    EXPECT_EQ(plan.events[0].output, "loading\nerror: --dataset: no such file");
+                    EXPECT_EQ(plan.events[1].reason, "Diverged");
+                    EXPECT_EQ(plan.events[1].output, "");
+                    StatusOr<Event> read =
+                        Event::FromJson(json::parse(plan.events[0].ToJson().dump()));
+                    ASSERT_TRUE(read.ok());
+                    EXPECT_EQ(read->output, plan.events[0].output) << "journaled with the event";
+                    EXPECT_FALSE(plan.events[1].ToJson().contains("output"));
+                    ASSERT_EQ(h.model().recent_failures().size(), 2u);
+                    const FailureRecord& first = h.model().recent_failures().front();
+                    EXPECT_EQ(first.trial, 0);
+                    EXPECT_EQ(first.message, "exited with code 2");
+                    EXPECT_EQ(first.output, "loading\nerror: --dataset: no such file");
+                    EXPECT_EQ(h.model().recent_failures().back().reason, "Diverged");
                   }},
         Situation{"MaxTrialsReachedCompletesTheSweepWithTheBest",
                   [](json& j) { j["spec"]["maxTrials"] = 2; },

@@ -48,10 +48,10 @@ TEST_F(OperatorMetricsTest, ObserveSweep_ExposesBudgetTrialsRungsBestAndPhaseOfB
   metrics_.ObserveSweep("ml", "fmnist-cnn", status);
   const std::vector<prom::Sample> samples = Scrape();
 
-  EXPECT_EQ(Value(samples, "budgetsweep_sweep_budget_gpu_hours", kSweep), 4);
-  EXPECT_EQ(Value(samples, "budgetsweep_sweep_budget_used_gpu_hours", kSweep), 1.0);
-  EXPECT_EQ(Value(samples, "budgetsweep_sweep_budget_reserved_gpu_hours", kSweep), 0.5);
-  EXPECT_EQ(Value(samples, "budgetsweep_sweep_budget_remaining_gpu_hours", kSweep), 2.5);
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_budget_gpu_seconds", kSweep), 4 * 3600);
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_budget_used_gpu_seconds", kSweep), 3600);
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_budget_reserved_gpu_seconds", kSweep), 1800);
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_budget_remaining_gpu_seconds", kSweep), 9000);
 
   EXPECT_EQ(Value(samples, "budgetsweep_sweep_created_trials", kSweep), 3);
   EXPECT_EQ(Value(samples, "budgetsweep_sweep_trials", SweepAnd({{"state", "running"}})), 2);
@@ -90,8 +90,8 @@ TEST_F(OperatorMetricsTest, ObserveSweep_ExposesTheProbePhasesBaselineChoiceTarg
   EXPECT_EQ(Value(samples, "budgetsweep_sweep_throughput_data_wait_ratio", baseline), 0.42);
   EXPECT_EQ(Value(samples, "budgetsweep_sweep_throughput_data_wait_ratio", chosen), 0.06);
   EXPECT_EQ(Value(samples, "budgetsweep_sweep_throughput_target_utilization", kSweep), 0.85);
-  EXPECT_EQ(Value(samples, "budgetsweep_sweep_throughput_probe_used_gpu_hours", kSweep), 0.05);
-  EXPECT_EQ(Value(samples, "budgetsweep_sweep_throughput_probe_limit_gpu_hours", kSweep), 0.2);
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_throughput_probe_used_gpu_seconds", kSweep), 180);
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_throughput_probe_limit_gpu_seconds", kSweep), 720);
   EXPECT_EQ(Value(samples, "budgetsweep_sweep_throughput_target_met", kSweep), 1);
 }
 
@@ -134,7 +134,7 @@ TEST_F(OperatorMetricsTest, ObserveSweep_ANewStatusReplacesTheValuesAndDropsVani
   metrics_.ObserveSweep("ml", "fmnist-cnn", later);
   const std::vector<prom::Sample> samples = Scrape();
 
-  EXPECT_EQ(Value(samples, "budgetsweep_sweep_budget_used_gpu_hours", kSweep), 3.5);
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_budget_used_gpu_seconds", kSweep), 3.5 * 3600);
   EXPECT_EQ(Value(samples, "budgetsweep_sweep_phase", SweepAnd({{"phase", "BudgetExhausted"}})), 1);
   EXPECT_EQ(Value(samples, "budgetsweep_sweep_phase", SweepAnd({{"phase", "Running"}})), 0);
   EXPECT_EQ(Value(samples, "budgetsweep_sweep_rung_reached_trials",
@@ -211,9 +211,9 @@ TEST_F(OperatorMetricsTest, ForgetSweep_RemovesEverySeriesOfThatSweepOnly) {
   metrics_.ForgetSweep("ml", "fmnist-cnn");
   const std::vector<prom::Sample> samples = Scrape();
   EXPECT_EQ(CountWithLabel(samples, "sweep", "fmnist-cnn"), 0);
-  EXPECT_EQ(Value(samples, "budgetsweep_sweep_budget_gpu_hours",
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_budget_gpu_seconds",
                   {{"namespace", "ml"}, {"sweep", "kept"}}),
-            4);
+            4 * 3600);
   EXPECT_EQ(Value(samples, "budgetsweep_trial_kills_total",
                   {{"namespace", "ml"}, {"sweep", "kept"}, {"rung", "0"}}),
             1);

@@ -1,0 +1,364 @@
+#include "operator/cmd/report_canvas.h"
+
+#include <png.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <utility>
+
+#include "operator/cmd/report_text.h"
+
+namespace bsw::report {
+namespace {
+
+std::string Hex(Color c) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "#%02x%02x%02x", c.r, c.g, c.b);
+  return buf;
+}
+
+class SvgCanvas final : public Canvas {
+ public:
+  SvgCanvas(int width, int height, std::string label)
+      : width_(width), height_(height), label_(std::move(label)) {}
+
+  void Line(const std::vector<Point>& points, const Stroke& stroke) override {
+    if (points.size() < 2) return;
+    body_ += "<path d=\"" + PathData(points) + "\" fill=\"none\" stroke=\"" + Hex(stroke.color) +
+             "\" stroke-width=\"" + Fmt("%g", stroke.width) + "\" stroke-linejoin=\"round\"";
+    if (stroke.dashed) body_ += " stroke-dasharray=\"6 4\"";
+    if (stroke.opacity < 1) body_ += " stroke-opacity=\"" + Fmt("%.2f", stroke.opacity) + "\"";
+    body_ += "/>";
+  }
+  void Fill(const std::vector<Point>& polygon, Color color, double opacity) override {
+    if (polygon.size() < 3) return;
+    body_ += "<path d=\"" + PathData(polygon) + "Z\" fill=\"" + Hex(color) + "\"";
+    if (opacity < 1) body_ += " fill-opacity=\"" + Fmt("%.2f", opacity) + "\"";
+    body_ += "/>";
+  }
+  void Dot(Point c, double radius, Color color) override {
+    body_ += Circle(c, radius) + " fill=\"" + Hex(color) + "\"/>";
+  }
+  void Hover(Point c, double radius, const std::string& tooltip) override {
+    body_ += Circle(c, radius) + " fill=\"#000\" fill-opacity=\"0\"><title>" + Escape(tooltip) +
+             "</title></circle>";
+  }
+  void Text(Point at, const std::string& text, const TextStyle& style) override {
+    static constexpr const char* kAnchors[] = {"start", "middle", "end"};
+    std::string x = Fmt("%.1f", at.x), y = Fmt("%.1f", at.y);
+    body_ += "<text x=\"" + x + "\" y=\"" + y + "\" font-size=\"" + Fmt("%g", style.size) +
+             "\" text-anchor=\"" + kAnchors[static_cast<int>(style.anchor)] + "\" fill=\"" +
+             Hex(style.color) + "\"";
+    if (style.bold) body_ += " font-weight=\"bold\"";
+    if (style.vertical) body_ += " transform=\"rotate(-90 " + x + " " + y + ")\"";
+    body_ += ">" + Escape(text) + "</text>";
+  }
+  // An estimate for a sans-serif face; layout leaves room for the difference.
+  double TextWidth(const std::string& text, double size) const override {
+    return 0.6 * size * static_cast<double>(text.size());
+  }
+
+  std::string Finish() const {
+    return "<svg class=\"chart\" width=\"" + std::to_string(width_) + "\" height=\"" +
+           std::to_string(height_) + "\" viewBox=\"0 0 " + std::to_string(width_) + " " +
+           std::to_string(height_) + "\" font-family=\"sans-serif\" role=\"img\" aria-label=\"" +
+           Escape(label_) + "\">" + body_ + "</svg>";
+  }
+
+ private:
+  static std::string Circle(Point c, double radius) {
+    return "<circle cx=\"" + Fmt("%.1f", c.x) + "\" cy=\"" + Fmt("%.1f", c.y) + "\" r=\"" +
+           Fmt("%g", radius) + "\"";
+  }
+  static std::string PathData(const std::vector<Point>& points) {
+    std::string d;
+    for (size_t i = 0; i < points.size(); ++i) {
+      d += (i == 0 ? "M" : "L") + Fmt("%.1f", points[i].x) + " " + Fmt("%.1f", points[i].y);
+    }
+    return d;
+  }
+
+  int width_, height_;
+  std::string label_;
+  std::string body_;
+};
+
+// The raster surface's font: 5×9 cells (rows 0-6 above the baseline, 7-8 descenders), one row per
+// byte with the leftmost pixel in bit 4, for ASCII 32-126. Drawn at an integer scale.
+constexpr uint8_t kGlyphs[95][9] = {
+    {0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00},  // space
+    {0x04, 0x04, 0x04, 0x04, 0x04, 0x00, 0x04, 0x00, 0x00},  // !
+    {0x0A, 0x0A, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00},  // "
+    {0x0A, 0x0A, 0x1F, 0x0A, 0x1F, 0x0A, 0x0A, 0x00, 0x00},  // #
+    {0x04, 0x0F, 0x14, 0x0E, 0x05, 0x1E, 0x04, 0x00, 0x00},  // $
+    {0x19, 0x1A, 0x02, 0x04, 0x08, 0x0B, 0x13, 0x00, 0x00},  // %
+    {0x0C, 0x12, 0x14, 0x08, 0x15, 0x12, 0x0D, 0x00, 0x00},  // &
+    {0x04, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00},  // '
+    {0x02, 0x04, 0x08, 0x08, 0x08, 0x04, 0x02, 0x00, 0x00},  // (
+    {0x08, 0x04, 0x02, 0x02, 0x02, 0x04, 0x08, 0x00, 0x00},  // )
+    {0x00, 0x04, 0x15, 0x0E, 0x15, 0x04, 0x00, 0x00, 0x00},  // *
+    {0x00, 0x04, 0x04, 0x1F, 0x04, 0x04, 0x00, 0x00, 0x00},  // +
+    {0x00, 0x00, 0x00, 0x00, 0x00, 0x0C, 0x0C, 0x04, 0x08},  // ,
+    {0x00, 0x00, 0x00, 0x1F, 0x00, 0x00, 0x00, 0x00, 0x00},  // -
+    {0x00, 0x00, 0x00, 0x00, 0x00, 0x0C, 0x0C, 0x00, 0x00},  // .
+    {0x01, 0x02, 0x02, 0x04, 0x08, 0x08, 0x10, 0x00, 0x00},  // /
+    {0x0E, 0x11, 0x13, 0x15, 0x19, 0x11, 0x0E, 0x00, 0x00},  // 0
+    {0x04, 0x0C, 0x04, 0x04, 0x04, 0x04, 0x0E, 0x00, 0x00},  // 1
+    {0x0E, 0x11, 0x01, 0x02, 0x04, 0x08, 0x1F, 0x00, 0x00},  // 2
+    {0x1F, 0x02, 0x04, 0x02, 0x01, 0x11, 0x0E, 0x00, 0x00},  // 3
+    {0x02, 0x06, 0x0A, 0x12, 0x1F, 0x02, 0x02, 0x00, 0x00},  // 4
+    {0x1F, 0x10, 0x1E, 0x01, 0x01, 0x11, 0x0E, 0x00, 0x00},  // 5
+    {0x06, 0x08, 0x10, 0x1E, 0x11, 0x11, 0x0E, 0x00, 0x00},  // 6
+    {0x1F, 0x01, 0x02, 0x04, 0x08, 0x08, 0x08, 0x00, 0x00},  // 7
+    {0x0E, 0x11, 0x11, 0x0E, 0x11, 0x11, 0x0E, 0x00, 0x00},  // 8
+    {0x0E, 0x11, 0x11, 0x0F, 0x01, 0x02, 0x0C, 0x00, 0x00},  // 9
+    {0x00, 0x0C, 0x0C, 0x00, 0x0C, 0x0C, 0x00, 0x00, 0x00},  // :
+    {0x00, 0x0C, 0x0C, 0x00, 0x0C, 0x0C, 0x04, 0x08, 0x00},  // ;
+    {0x02, 0x04, 0x08, 0x10, 0x08, 0x04, 0x02, 0x00, 0x00},  // <
+    {0x00, 0x00, 0x1F, 0x00, 0x1F, 0x00, 0x00, 0x00, 0x00},  // =
+    {0x08, 0x04, 0x02, 0x01, 0x02, 0x04, 0x08, 0x00, 0x00},  // >
+    {0x0E, 0x11, 0x01, 0x02, 0x04, 0x00, 0x04, 0x00, 0x00},  // ?
+    {0x0E, 0x11, 0x17, 0x15, 0x17, 0x10, 0x0F, 0x00, 0x00},  // @
+    {0x0E, 0x11, 0x11, 0x1F, 0x11, 0x11, 0x11, 0x00, 0x00},  // A
+    {0x1E, 0x11, 0x11, 0x1E, 0x11, 0x11, 0x1E, 0x00, 0x00},  // B
+    {0x0E, 0x11, 0x10, 0x10, 0x10, 0x11, 0x0E, 0x00, 0x00},  // C
+    {0x1C, 0x12, 0x11, 0x11, 0x11, 0x12, 0x1C, 0x00, 0x00},  // D
+    {0x1F, 0x10, 0x10, 0x1E, 0x10, 0x10, 0x1F, 0x00, 0x00},  // E
+    {0x1F, 0x10, 0x10, 0x1E, 0x10, 0x10, 0x10, 0x00, 0x00},  // F
+    {0x0E, 0x11, 0x10, 0x17, 0x11, 0x11, 0x0F, 0x00, 0x00},  // G
+    {0x11, 0x11, 0x11, 0x1F, 0x11, 0x11, 0x11, 0x00, 0x00},  // H
+    {0x0E, 0x04, 0x04, 0x04, 0x04, 0x04, 0x0E, 0x00, 0x00},  // I
+    {0x07, 0x02, 0x02, 0x02, 0x02, 0x12, 0x0C, 0x00, 0x00},  // J
+    {0x11, 0x12, 0x14, 0x18, 0x14, 0x12, 0x11, 0x00, 0x00},  // K
+    {0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x1F, 0x00, 0x00},  // L
+    {0x11, 0x1B, 0x15, 0x15, 0x11, 0x11, 0x11, 0x00, 0x00},  // M
+    {0x11, 0x11, 0x19, 0x15, 0x13, 0x11, 0x11, 0x00, 0x00},  // N
+    {0x0E, 0x11, 0x11, 0x11, 0x11, 0x11, 0x0E, 0x00, 0x00},  // O
+    {0x1E, 0x11, 0x11, 0x1E, 0x10, 0x10, 0x10, 0x00, 0x00},  // P
+    {0x0E, 0x11, 0x11, 0x11, 0x15, 0x12, 0x0D, 0x00, 0x00},  // Q
+    {0x1E, 0x11, 0x11, 0x1E, 0x14, 0x12, 0x11, 0x00, 0x00},  // R
+    {0x0F, 0x10, 0x10, 0x0E, 0x01, 0x01, 0x1E, 0x00, 0x00},  // S
+    {0x1F, 0x04, 0x04, 0x04, 0x04, 0x04, 0x04, 0x00, 0x00},  // T
+    {0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x0E, 0x00, 0x00},  // U
+    {0x11, 0x11, 0x11, 0x11, 0x11, 0x0A, 0x04, 0x00, 0x00},  // V
+    {0x11, 0x11, 0x11, 0x15, 0x15, 0x15, 0x0A, 0x00, 0x00},  // W
+    {0x11, 0x11, 0x0A, 0x04, 0x0A, 0x11, 0x11, 0x00, 0x00},  // X
+    {0x11, 0x11, 0x0A, 0x04, 0x04, 0x04, 0x04, 0x00, 0x00},  // Y
+    {0x1F, 0x01, 0x02, 0x04, 0x08, 0x10, 0x1F, 0x00, 0x00},  // Z
+    {0x0E, 0x08, 0x08, 0x08, 0x08, 0x08, 0x0E, 0x00, 0x00},  // [
+    {0x10, 0x08, 0x08, 0x04, 0x02, 0x02, 0x01, 0x00, 0x00},  // backslash
+    {0x0E, 0x02, 0x02, 0x02, 0x02, 0x02, 0x0E, 0x00, 0x00},  // ]
+    {0x04, 0x0A, 0x11, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00},  // ^
+    {0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x1F, 0x00},  // _
+    {0x08, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00},  // `
+    {0x00, 0x00, 0x0E, 0x01, 0x0F, 0x11, 0x0F, 0x00, 0x00},  // a
+    {0x10, 0x10, 0x16, 0x19, 0x11, 0x11, 0x1E, 0x00, 0x00},  // b
+    {0x00, 0x00, 0x0E, 0x10, 0x10, 0x11, 0x0E, 0x00, 0x00},  // c
+    {0x01, 0x01, 0x0D, 0x13, 0x11, 0x11, 0x0F, 0x00, 0x00},  // d
+    {0x00, 0x00, 0x0E, 0x11, 0x1F, 0x10, 0x0E, 0x00, 0x00},  // e
+    {0x06, 0x09, 0x08, 0x1C, 0x08, 0x08, 0x08, 0x00, 0x00},  // f
+    {0x00, 0x00, 0x0F, 0x11, 0x11, 0x11, 0x0F, 0x01, 0x0E},  // g
+    {0x10, 0x10, 0x16, 0x19, 0x11, 0x11, 0x11, 0x00, 0x00},  // h
+    {0x04, 0x00, 0x0C, 0x04, 0x04, 0x04, 0x0E, 0x00, 0x00},  // i
+    {0x02, 0x00, 0x06, 0x02, 0x02, 0x02, 0x02, 0x12, 0x0C},  // j
+    {0x10, 0x10, 0x12, 0x14, 0x18, 0x14, 0x12, 0x00, 0x00},  // k
+    {0x0C, 0x04, 0x04, 0x04, 0x04, 0x04, 0x0E, 0x00, 0x00},  // l
+    {0x00, 0x00, 0x1A, 0x15, 0x15, 0x11, 0x11, 0x00, 0x00},  // m
+    {0x00, 0x00, 0x16, 0x19, 0x11, 0x11, 0x11, 0x00, 0x00},  // n
+    {0x00, 0x00, 0x0E, 0x11, 0x11, 0x11, 0x0E, 0x00, 0x00},  // o
+    {0x00, 0x00, 0x1E, 0x11, 0x11, 0x11, 0x1E, 0x10, 0x10},  // p
+    {0x00, 0x00, 0x0F, 0x11, 0x11, 0x11, 0x0F, 0x01, 0x01},  // q
+    {0x00, 0x00, 0x16, 0x19, 0x10, 0x10, 0x10, 0x00, 0x00},  // r
+    {0x00, 0x00, 0x0F, 0x10, 0x0E, 0x01, 0x1E, 0x00, 0x00},  // s
+    {0x08, 0x08, 0x1C, 0x08, 0x08, 0x09, 0x06, 0x00, 0x00},  // t
+    {0x00, 0x00, 0x11, 0x11, 0x11, 0x13, 0x0D, 0x00, 0x00},  // u
+    {0x00, 0x00, 0x11, 0x11, 0x11, 0x0A, 0x04, 0x00, 0x00},  // v
+    {0x00, 0x00, 0x11, 0x11, 0x15, 0x15, 0x0A, 0x00, 0x00},  // w
+    {0x00, 0x00, 0x11, 0x0A, 0x04, 0x0A, 0x11, 0x00, 0x00},  // x
+    {0x00, 0x00, 0x11, 0x11, 0x11, 0x11, 0x0F, 0x01, 0x0E},  // y
+    {0x00, 0x00, 0x1F, 0x02, 0x04, 0x08, 0x1F, 0x00, 0x00},  // z
+    {0x03, 0x04, 0x04, 0x18, 0x04, 0x04, 0x03, 0x00, 0x00},  // {
+    {0x04, 0x04, 0x04, 0x04, 0x04, 0x04, 0x04, 0x04, 0x00},  // |
+    {0x18, 0x04, 0x04, 0x03, 0x04, 0x04, 0x18, 0x00, 0x00},  // }
+    {0x00, 0x00, 0x08, 0x15, 0x02, 0x00, 0x00, 0x00, 0x00},  // ~
+};
+constexpr int kGlyphAdvance = 6;  // cells, with one column of space
+
+int FontScale(double size) { return std::max(1, static_cast<int>(std::lround(size / 6.5))); }
+
+// One glyph index per character; every byte of a UTF-8 sequence beyond ASCII draws as one '?'.
+std::vector<int> GlyphIndexes(const std::string& text) {
+  std::vector<int> out;
+  for (unsigned char c : text) {
+    if (c >= 32 && c < 127) {
+      out.push_back(c - 32);
+    } else if (c < 0x80 || c >= 0xC0) {
+      out.push_back('?' - 32);
+    }
+  }
+  return out;
+}
+
+class RasterCanvas final : public Canvas {
+ public:
+  RasterCanvas(int width, int height)
+      : width_(width), height_(height), rgb_(static_cast<size_t>(width * height) * 3, 0xff) {}
+
+  void Line(const std::vector<Point>& points, const Stroke& stroke) override {
+    for (size_t i = 1; i < points.size(); ++i) {
+      if (!stroke.dashed) {
+        Segment(points[i - 1], points[i], stroke);
+        continue;
+      }
+      Point a = points[i - 1], b = points[i];
+      double length = std::hypot(b.x - a.x, b.y - a.y);
+      const double on = 6, period = 10;
+      for (double s = 0; s < length; s += period) {
+        double e = std::min(length, s + on);
+        Segment(Lerp(a, b, s / length), Lerp(a, b, e / length), stroke);
+      }
+    }
+  }
+  void Fill(const std::vector<Point>& polygon, Color color, double opacity) override;
+  void Dot(Point c, double radius, Color color) override {
+    for (int y = Floor(c.y - radius - 1); y <= Floor(c.y + radius + 1); ++y) {
+      for (int x = Floor(c.x - radius - 1); x <= Floor(c.x + radius + 1); ++x) {
+        double d = std::hypot(x + 0.5 - c.x, y + 0.5 - c.y);
+        Blend(x, y, color, std::clamp(radius + 0.5 - d, 0.0, 1.0));
+      }
+    }
+  }
+  void Hover(Point, double, const std::string&) override {}
+  void Text(Point at, const std::string& text, const TextStyle& style) override;
+  double TextWidth(const std::string& text, double size) const override {
+    int scale = FontScale(size);
+    return static_cast<double>(GlyphIndexes(text).size() * kGlyphAdvance * scale - scale);
+  }
+
+  const std::vector<uint8_t>& rgb() const { return rgb_; }
+
+ private:
+  static int Floor(double v) { return static_cast<int>(std::floor(v)); }
+  static Point Lerp(Point a, Point b, double t) {
+    return {a.x + (b.x - a.x) * t, a.y + (b.y - a.y) * t};
+  }
+  void Blend(int x, int y, Color c, double alpha) {
+    if (x < 0 || y < 0 || x >= width_ || y >= height_ || alpha <= 0) return;
+    alpha = std::min(alpha, 1.0);
+    uint8_t* p = &rgb_[(static_cast<size_t>(y) * static_cast<size_t>(width_) + x) * 3];
+    const uint8_t to[3] = {c.r, c.g, c.b};
+    for (int i = 0; i < 3; ++i) {
+      p[i] = static_cast<uint8_t>(std::lround(p[i] + (to[i] - p[i]) * alpha));
+    }
+  }
+  // An anti-aliased segment: each pixel is covered by how far its centre lies inside the stroke.
+  void Segment(Point a, Point b, const Stroke& stroke) {
+    double r = std::max(0.5, stroke.width / 2);
+    double dx = b.x - a.x, dy = b.y - a.y, length2 = dx * dx + dy * dy;
+    for (int y = Floor(std::min(a.y, b.y) - r - 1); y <= Floor(std::max(a.y, b.y) + r + 1); ++y) {
+      for (int x = Floor(std::min(a.x, b.x) - r - 1); x <= Floor(std::max(a.x, b.x) + r + 1); ++x) {
+        double px = x + 0.5, py = y + 0.5;
+        double t =
+            length2 > 0 ? std::clamp(((px - a.x) * dx + (py - a.y) * dy) / length2, 0.0, 1.0) : 0;
+        double d = std::hypot(px - (a.x + t * dx), py - (a.y + t * dy));
+        Blend(x, y, stroke.color, std::clamp(r + 0.5 - d, 0.0, 1.0) * stroke.opacity);
+      }
+    }
+  }
+  void Block(int x, int y, int size, Color color) {
+    for (int dy = 0; dy < size; ++dy) {
+      for (int dx = 0; dx < size; ++dx) Blend(x + dx, y + dy, color, 1);
+    }
+  }
+
+  int width_, height_;
+  std::vector<uint8_t> rgb_;
+};
+
+void RasterCanvas::Fill(const std::vector<Point>& polygon, Color color, double opacity) {
+  if (polygon.size() < 3) return;
+  double top = polygon[0].y, bottom = polygon[0].y;
+  for (const Point& p : polygon) {
+    top = std::min(top, p.y);
+    bottom = std::max(bottom, p.y);
+  }
+  for (int y = std::max(0, Floor(top)); y <= std::min(height_ - 1, Floor(bottom)); ++y) {
+    double cy = y + 0.5;
+    std::vector<double> crossings;
+    for (size_t i = 0; i < polygon.size(); ++i) {
+      Point a = polygon[i], b = polygon[(i + 1) % polygon.size()];
+      if ((a.y <= cy) != (b.y <= cy))
+        crossings.push_back(a.x + (cy - a.y) / (b.y - a.y) * (b.x - a.x));
+    }
+    std::sort(crossings.begin(), crossings.end());
+    for (size_t i = 0; i + 1 < crossings.size(); i += 2) {
+      for (int x = std::max(0, Floor(crossings[i] + 0.5)); x < Floor(crossings[i + 1] + 0.5); ++x) {
+        Blend(x, y, color, opacity);
+      }
+    }
+  }
+}
+
+void RasterCanvas::Text(Point at, const std::string& text, const TextStyle& style) {
+  int s = FontScale(style.size);
+  double width = TextWidth(text, style.size);
+  double offset = style.anchor == Anchor::kMiddle ? width / 2
+                  : style.anchor == Anchor::kEnd  ? width
+                                                  : 0;
+  std::vector<int> glyphs = GlyphIndexes(text);
+  for (int pass = 0; pass < (style.bold ? 2 : 1); ++pass) {
+    for (size_t i = 0; i < glyphs.size(); ++i) {
+      for (int row = 0; row < 9; ++row) {
+        for (int col = 0; col < 5; ++col) {
+          if (((kGlyphs[glyphs[i]][row] >> (4 - col)) & 1) == 0) continue;
+          int along = static_cast<int>(std::lround(static_cast<double>(i * kGlyphAdvance * s) +
+                                                   col * s - offset)) +
+                      pass;
+          int across = (row - 7) * s;
+          if (style.vertical) {
+            Block(Floor(at.x) + across, Floor(at.y) - along - s, s, style.color);
+          } else {
+            Block(Floor(at.x) + along, Floor(at.y) + across, s, style.color);
+          }
+        }
+      }
+    }
+  }
+}
+
+// RGB rows, top to bottom, as PNG bytes.
+StatusOr<std::string> EncodePng(int width, int height, const std::vector<uint8_t>& rgb) {
+  png_image image{};
+  image.version = PNG_IMAGE_VERSION;
+  image.width = static_cast<png_uint_32>(width);
+  image.height = static_cast<png_uint_32>(height);
+  image.format = PNG_FORMAT_RGB;
+  png_alloc_size_t size = 0;
+  if (!png_image_write_get_memory_size(image, size, 0, rgb.data(), 0, nullptr)) {
+    return InternalError(std::string("PNG encoding failed: ") + image.message);
+  }
+  std::string out(size, '\0');
+  if (!png_image_write_to_memory(&image, out.data(), &size, 0, rgb.data(), 0, nullptr)) {
+    return InternalError(std::string("PNG encoding failed: ") + image.message);
+  }
+  out.resize(size);
+  return out;
+}
+
+}  // namespace
+
+std::string RenderSvg(int width, int height, const std::string& label,
+                      const std::function<void(Canvas&)>& draw) {
+  SvgCanvas canvas(width, height, label);
+  draw(canvas);
+  return canvas.Finish();
+}
+
+StatusOr<std::string> RenderPng(int width, int height, const std::function<void(Canvas&)>& draw) {
+  RasterCanvas canvas(width, height);
+  draw(canvas);
+  return EncodePng(width, height, canvas.rgb());
+}
+
+}  // namespace bsw::report

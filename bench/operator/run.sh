@@ -17,10 +17,10 @@
 # its --metrics-addr at the end. Memory: VmRSS every 2 s against the trials created so far.
 #
 # Kill latency: the fixture prints `visible_at=<unix seconds>` for each epoch right after its
-# values are exposed, and appends the same lines (--epoch-log) to a file per trial in a hostPath
-# directory, which outlives the pod; the operator's JSON log line for each TrialStopped(RungCutoff) decision is
-# written just before the pod's DELETE is sent. Latency = log time - visible_at of the trial's
-# last reported epoch.
+# values are exposed, and appends the same lines (--epoch-log) to a file per trial in a directory
+# of this machine that outlives the pod (a hostPath PersistentVolume the script provides); the
+# operator's JSON log line for each TrialStopped(RungCutoff) decision is written just before the
+# pod's DELETE is sent. Latency = log time - visible_at of the trial's last reported epoch.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -42,7 +42,7 @@ BSW_NODE_GPUS=$((SWEEPS * PARALLELISM)) "$ROOT/tests/cluster/node_up.sh" >/dev/n
 . "$BSW_CLUSTER_DIR/node/node.env"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/bsw-bench-operator.XXXXXX")
-EPOCHS=$WORK/epochs # the containers' --epoch-log files (a hostPath: the node is this machine)
+EPOCHS=$WORK/epochs # the containers' --epoch-log files (the node is this machine)
 mkdir -m 1777 "$EPOCHS"
 NS=bench-op-$(printf '%04x' $RANDOM)
 k() { kubectl --cache-dir="$WORK/kube-cache" --request-timeout=30s "$@"; }
@@ -54,6 +54,7 @@ cleanup() {
   for pod in $(k -n "$NS" get pods -o name 2>/dev/null); do
     k -n "$NS" patch "$pod" --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1
   done
+  k delete pv "$NS-epochs" --wait=false >/dev/null 2>&1
   "$ROOT/tests/cluster/node_down.sh" >/dev/null 2>&1
   "$ROOT/tests/cluster/down.sh" >/dev/null 2>&1
   rm -rf "$WORK"
@@ -63,6 +64,30 @@ trap cleanup EXIT
 k apply -f "$ROOT/crds/" >/dev/null
 k wait --for=condition=Established --timeout=60s crd/budgetsweeps.budgetsweep.dev >/dev/null
 k create namespace "$NS" >/dev/null
+# The epoch logs' directory reaches the trials as a volume the cluster's admin (this script)
+# provides: a hostPath PersistentVolume bound to a claim in the namespace. A sweep may not mount
+# a hostPath itself (operator/core/template_policy.h).
+k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: $NS-epochs}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  persistentVolumeReclaimPolicy: Retain
+  storageClassName: ""
+  hostPath: {path: "$EPOCHS", type: Directory}
+  claimRef: {namespace: $NS, name: epochs}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: epochs, namespace: $NS}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: ""
+  volumeName: $NS-epochs
+  resources: {requests: {storage: 1Gi}}
+YAML
 METRICS_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$BSW" operator --namespace "$NS" --metrics-addr "127.0.0.1:$METRICS_PORT" --health-addr 127.0.0.1:0 \
   2>"$WORK/operator.log" &
@@ -91,7 +116,7 @@ spec:
         nodeSelector: {kubernetes.io/hostname: "$BSW_NODE_NAME"}
         volumes:
           - {name: checkpoints, emptyDir: {}}
-          - {name: epochs, hostPath: {path: "$EPOCHS", type: Directory}}
+          - {name: epochs, persistentVolumeClaim: {claimName: epochs}}
         containers:
           - name: trainer
             image: budgetsweep/curve-trainer:$VERSION

@@ -158,8 +158,17 @@ Status SweepController::Carry(const Action& a) {
   const std::string& name =
       a.probe ? model_.probes().at(static_cast<size_t>(a.trial)).name : model_.trial(a.trial).name;
   switch (a.kind) {
-    case Action::Kind::kStart:
-      return backend_->Start(MakeSegmentSpec(a));
+    case Action::Kind::kStart: {
+      Status started = backend_->Start(MakeSegmentSpec(a));
+      if (started.code() != StatusCode::kInvalidArgument) return started;
+      // Refused for good: the segment fails without running, so the trial's retries and
+      // spec.maxFailedTrials end it, rather than a start retried on every pass.
+      Event ended = Event::Of(a.probe ? Event::Type::kProbeEnded : Event::Type::kSegmentEnded,
+                              clock_->NowUnixSeconds(), a.trial, a.segment);
+      ended.reason = "Error";
+      ended.message = "not started: " + started.message();
+      return Record({ended});
+    }
     case Action::Kind::kStop:
       // Stop once per controller run; a restarted controller asks again, which is harmless.
       if (!stops_issued_.insert({name, a.segment}).second) return OkStatus();

@@ -6,6 +6,8 @@
 #include <set>
 #include <sstream>
 
+#include "operator/core/template_policy.h"
+
 namespace bsw {
 namespace {
 
@@ -466,6 +468,13 @@ void ParseSpec(const json& body, std::vector<std::string>* errors, SweepSpec* sp
     spec->mode =
         ParseEnum<AshaMode>(s, "mode", {{"stop", AshaMode::kStop}, {"pause", AshaMode::kPause}})
             .value_or(AshaMode::kStop);
+    spec->sampler =
+        ParseEnum<Sampler>(s, "sampler", {{"random", Sampler::kRandom}, {"tpe", Sampler::kTpe}})
+            .value_or(Sampler::kRandom);
+    // Grid enumerates every configuration: there is nothing left for a sampler to choose.
+    if (spec->sampler == Sampler::kTpe && spec->algorithm == Algorithm::kGrid) {
+      s.Error("sampler", "tpe cannot be used with algorithm grid");
+    }
     if (std::optional<int64_t> seed = s.Integer("seed", false)) {
       if (*seed < 0) s.Error("seed", "must be >= 0");
       spec->seed = static_cast<uint64_t>(std::max<int64_t>(*seed, 0));
@@ -512,6 +521,7 @@ void ParseSpec(const json& body, std::vector<std::string>* errors, SweepSpec* sp
     if (const json* tmpl = t.Object("template", true)) {
       spec->trial_template = *tmpl;
       ParseContainer(*tmpl, "spec.trial.template", errors, spec);
+      CheckTemplatePolicy(*tmpl, "spec.trial.template", errors);
     }
     t.Finish();
   }

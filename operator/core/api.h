@@ -17,6 +17,7 @@ inline constexpr const char* kKind = "BudgetSweep";
 enum class Goal { kMaximize, kMinimize };
 enum class Algorithm { kAsha, kRandom, kGrid };
 enum class AshaMode { kStop, kPause };
+enum class Sampler { kRandom, kTpe };
 enum class ParamType { kUniform, kLogUniform, kInt, kChoice, kGrid };
 
 // One search-space dimension. The name is the trainer's flag name, passed as `--name=value`.
@@ -74,6 +75,7 @@ struct SweepSpec {
   int reduction_factor = 3;
   Algorithm algorithm = Algorithm::kAsha;
   AshaMode mode = AshaMode::kStop;
+  Sampler sampler = Sampler::kRandom;  // how new configurations are chosen (tpe.h)
   int parallelism = 1;
   std::optional<int> max_trials;
   int max_failed_trials = 3;

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <optional>
 
+#include "operator/core/tpe.h"
+
 namespace bsw {
 namespace {
 
@@ -504,7 +506,7 @@ class Planner {
     while (Free() > 0 && plan_.denials.empty() && CanCreate(next) &&
            KeepsReserve(next, 0, FirstUntil())) {
       Event created = Event::Of(Type::kTrialCreated, now_, next);
-      created.params = model_.search_space().ConfigAt(next);
+      created.params = NewTrialConfig(model_, next);
       plan_.events.push_back(created);
       if (!Launch(next, 0, 0, FirstUntil(), Free())) {
         plan_.events.pop_back();

@@ -39,6 +39,8 @@ class TrialBackend {
   virtual ~TrialBackend() = default;
 
   // Starts a segment. Idempotent: starting a segment that already exists changes nothing.
+  // InvalidArgument means the segment can never start as specified (the backend, or a cluster's
+  // admission, refuses it); other errors may pass, and the start is tried again.
   virtual Status Start(const SegmentSpec& spec) = 0;
 
   // Asks a running segment to stop: SIGTERM, then SIGKILL after its grace period.

@@ -14,6 +14,7 @@ modes=(
   "cluster|--set scope=cluster"
   "two replicas, leader election|--set replicaCount=2 --set leaderElection.enabled=true"
   "monitors on|--set serviceMonitor.enabled=true --set trialPodMonitor.enabled=true"
+  "no users' ClusterRoles|--set rbac.aggregateClusterRoles=false"
 )
 for mode in "${modes[@]}"; do
   name=${mode%%|*}; read -r -a flags <<<"${mode#*|}"
@@ -32,6 +33,7 @@ bad_values=(
   "--set metrics.port=0"
   "--set watchNamespace=Not_A_Namespace"
   "--set unknownKey=1"
+  "--set rbac.aggregateClusterRoles=yes"
 )
 for flags in "${bad_values[@]}"; do
   read -r -a f <<<"$flags"
@@ -48,7 +50,8 @@ done
 render rel ops --set watchNamespace=ml >"$TMP/ns.yaml"
 check=$(objects_py '
 kinds = sorted(d["kind"] for d in docs)
-want = ["ConfigMap", "Deployment", "Role", "RoleBinding", "Service", "ServiceAccount"]
+want = ["ClusterRole", "ClusterRole", "ConfigMap", "Deployment", "Role", "RoleBinding", "Service",
+        "ServiceAccount"]
 assert kinds == want, kinds
 dep = next(d for d in docs if d["kind"] == "Deployment")
 args = dep["spec"]["template"]["spec"]["containers"][0]["args"]
@@ -68,8 +71,8 @@ render rel ops --set scope=cluster --set replicaCount=2 --set leaderElection.ena
   >"$TMP/cluster.yaml"
 check=$(objects_py '
 kinds = sorted(d["kind"] for d in docs)
-want = ["ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment", "Role", "RoleBinding",
-        "Service", "ServiceAccount"]
+want = ["ClusterRole", "ClusterRole", "ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment",
+        "Role", "RoleBinding", "Service", "ServiceAccount"]
 assert kinds == want, kinds
 dep = next(d for d in docs if d["kind"] == "Deployment")
 assert dep["spec"]["replicas"] == 2
@@ -96,7 +99,8 @@ want = {
   ("events.k8s.io", "events"): {"create", "patch"},
 }
 for d in docs:
-    if d["kind"] not in ("Role", "ClusterRole") or "leader-election" in d["metadata"]["name"]:
+    if d["kind"] not in ("Role", "ClusterRole") or "leader-election" in d["metadata"]["name"] or \
+            d["metadata"]["name"].endswith(("-view", "-edit")):
         continue
     got = {}
     for r in d["rules"]:
@@ -109,6 +113,37 @@ for d in docs:
 print("ok")' < <(cat "$TMP/ns.yaml"; echo ---; cat "$TMP/cluster.yaml") 2>&1) || true
 [ "$check" = ok ] && pass "RBAC: exactly the operator's verbs, no wildcards (Role and ClusterRole)" ||
   { fail "RBAC rules"; indent <<<"$check"; }
+
+# The users' roles, aggregated into view, edit and admin: reading for viewers, writing sweeps (not
+# trial records, not status) for editors; none with rbac.aggregateClusterRoles=false.
+render rel ops --set rbac.aggregateClusterRoles=false >"$TMP/no-user-roles.yaml"
+check=$(objects_py '
+off = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+roles = {d["metadata"]["name"]: d for d in docs if d["kind"] == "ClusterRole"}
+agg = "rbac.authorization.k8s.io/aggregate-to-"
+view, edit = roles["rel-budgetsweep-view"], roles["rel-budgetsweep-edit"]
+assert {k for k, v in view["metadata"]["labels"].items() if k.startswith(agg) and v == "true"} == \
+    {agg + "view"}, view["metadata"]["labels"]
+assert {k for k, v in edit["metadata"]["labels"].items() if k.startswith(agg) and v == "true"} == \
+    {agg + "edit", agg + "admin"}, edit["metadata"]["labels"]
+def grants(role):
+    got = {}
+    for r in role["rules"]:
+        for field in ("apiGroups", "resources", "verbs"):
+            assert "*" not in r[field], r
+        for g in r["apiGroups"]:
+            for res in r["resources"]:
+                got.setdefault((g, res), set()).update(r["verbs"])
+    return got
+read = {"get", "list", "watch"}
+assert grants(view) == {("budgetsweep.dev", "budgetsweeps"): read,
+                        ("budgetsweep.dev", "budgetsweeptrials"): read}, grants(view)
+assert grants(edit) == {("budgetsweep.dev", "budgetsweeps"): read | {"create", "update", "patch", "delete"},
+                        ("budgetsweep.dev", "budgetsweeptrials"): read}, grants(edit)
+assert not [d for d in off if d["kind"] == "ClusterRole"], "rbac.aggregateClusterRoles=false"
+print("ok")' "$TMP/no-user-roles.yaml" <"$TMP/ns.yaml" 2>&1) || true
+[ "$check" = ok ] && pass "users' ClusterRoles: view reads sweeps and trials, edit writes sweeps; off on request" ||
+  { fail "users' ClusterRoles"; indent <<<"$check"; }
 
 # Pod Security "restricted" on the operator pod, read-only root, probes on the health port.
 check=$(objects_py '

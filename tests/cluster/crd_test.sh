@@ -345,6 +345,8 @@ cli_only value-list   '{"spec":{"searchSpace":{"batch-size":{"values":[[64]]}}}}
 cli_only value-null   '{"spec":{"searchSpace":{"batch-size":{"values":[64,null]}}}}' 'spec.searchSpace.batch-size.values[1]'
 cli_only probed-and-searched '{"spec":{"throughput":{"enabled":true,"candidates":{"microBatches":[{"batchSize":64}]}}}}' 'spec.throughput.candidates.microBatches'
 cli_only too-many-candidates '{"spec":{"throughput":{"candidates":{"workers":[0,1,2,3,4,5,6,7,8],"prefetch":[1,2,4,8,16,32,64,128]}}}}' 'spec.throughput.candidates'
+cli_only host-path-volume '{"spec":{"trial":{"template":{"spec":{"volumes":[{"name":"scratch","emptyDir":{}},{"name":"logs","hostPath":{"path":"/var/log"}}]}}}}}' 'spec.trial.template.spec.volumes[1].hostPath: not allowed'
+cli_only host-network '{"spec":{"trial":{"template":{"spec":{"hostNetwork":true}}}}}' 'spec.trial.template.spec.hostNetwork: not allowed'
 
 # ---- CRD-only: the limits that bound CEL's cost (see the top of this file) -----------------------
 params() {   # params N: a searchSpace of N uniform parameters, as a JSON patch

@@ -131,6 +131,16 @@ void SetWaitingReason(const Json& status, const Json& container_state, SegmentSt
   }
 }
 
+// Pod Security admission's answer to a pod that breaks the namespace's profile: 403 Forbidden,
+// "pods "<name>" is forbidden: violates PodSecurity "restricted:latest": ...". Unlike the other
+// 403s on a create (RBAC, an exceeded ResourceQuota, a terminating namespace), the same pod is
+// refused again however long one waits.
+bool IsRefusedByPodSecurity(const Status& status) {
+  std::optional<ApiError> error = ApiErrorOf(status);
+  return error && error->http_code == 403 &&
+         status.message().find("violates PodSecurity") != std::string::npos;
+}
+
 }  // namespace
 
 std::optional<double> ParseRfc3339(const std::string& text) {
@@ -400,8 +410,11 @@ Status PodBackend::Start(const SegmentSpec& spec) {
   StatusOr<Json> pod = BuildPod(spec, Now());
   if (!pod.ok()) return pod.status();
   StatusOr<Json> created = options_.client->Create(kPods, options_.ns, *pod);
-  if (!created.ok() && !IsAlreadyExists(created.status())) return created.status();
-  return OkStatus();
+  if (created.ok() || IsAlreadyExists(created.status())) return OkStatus();
+  if (IsRefusedByPodSecurity(created.status())) {
+    return InvalidArgumentError("the API server refused the pod: " + created.status().message());
+  }
+  return created.status();
 }
 
 Status PodBackend::Stop(const std::string& trial, int segment) {

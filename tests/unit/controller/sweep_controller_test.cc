@@ -350,5 +350,71 @@ TEST_F(SweepControllerTest, BackendErrors_ArePassedUpAndNothingIsDecided) {
   EXPECT_EQ(JournalText(), "");
 }
 
+// Issue #23: a trial pod that admission refuses (Pod Security "restricted" and a root user) can
+// never start. Its segments fail without running, the trial's retries with them, and the sweep
+// ends Failed through spec.maxFailedTrials with the API server's words in its recent failures,
+// instead of a start retried on every pass.
+TEST_F(SweepControllerTest, StartRefusedForGood_FailsTheTrialsAndTheSweepWithTheReason) {
+  StatusOr<Journal> journal = Journal::Open(dir_);
+  SweepController controller(spec_, &backend_, &metrics_, &*journal, &clock_);
+  ASSERT_TRUE(controller.Recover().ok());
+  const std::string refusal =
+      "the API server refused the pod: HTTP 403 Forbidden: pods \"fmnist-cnn-t000000-s0\" is "
+      "forbidden: violates PodSecurity \"restricted:latest\": runAsUser=0";
+  int starts = 0;
+  ON_CALL(backend_, Start(_)).WillByDefault(Invoke([&](const SegmentSpec&) {
+    ++starts;
+    return InvalidArgumentError(refusal);
+  }));
+  for (int pass = 0; pass < 10 && !controller.model().finished(); ++pass) {
+    StatusOr<Plan> plan = controller.Pass();
+    ASSERT_TRUE(plan.ok()) << plan.status().message();
+    clock_.now += 1;
+  }
+  ASSERT_TRUE(controller.model().finished());
+  EXPECT_EQ(controller.model().phase(), SweepPhase::kFailed);
+  // Three trials (spec.maxFailedTrials), each started once and retried once (maxRetries 1); the
+  // fourth of the first wave fails along.
+  EXPECT_GE(starts, spec_.max_failed_trials * (spec_.max_retries + 1));
+  EXPECT_LE(starts, spec_.parallelism * (spec_.max_retries + 1));
+  ASSERT_FALSE(controller.model().recent_failures().empty());
+  const FailureRecord& failure = controller.model().recent_failures().back();
+  EXPECT_EQ(failure.reason, "Error");
+  EXPECT_EQ(failure.message, "not started: " + refusal);
+  EXPECT_EQ(controller.ledger().used(), 0);
+  EXPECT_NE(controller.StatusJson().dump().find("violates PodSecurity"), std::string::npos);
+}
+
+TEST_F(SweepControllerTest, StartRefusedForGood_EndsProbeRunsToo) {
+  UseProbePhase();
+  StatusOr<Journal> journal = Journal::Open(dir_);
+  SweepController controller(spec_, &backend_, &metrics_, &*journal, &clock_);
+  ASSERT_TRUE(controller.Recover().ok());
+  ON_CALL(backend_, Start(_)).WillByDefault(Return(InvalidArgumentError("refused")));
+  for (int pass = 0; pass < 20 && !controller.model().finished(); ++pass) {
+    ASSERT_TRUE(controller.Pass().ok());
+    clock_.now += 1;
+  }
+  EXPECT_EQ(controller.model().phase(), SweepPhase::kFailed);
+  EXPECT_NE(JournalText().find(R"("event":"ProbeEnded")"), std::string::npos);
+}
+
+TEST_F(SweepControllerTest, StartErrorsThatMayPass_FailThePassAndAreTriedAgain) {
+  StatusOr<Journal> journal = Journal::Open(dir_);
+  SweepController controller(spec_, &backend_, &metrics_, &*journal, &clock_);
+  ASSERT_TRUE(controller.Recover().ok());
+  EXPECT_CALL(backend_, Start(_))
+      .WillOnce(Return(FailedPreconditionError("HTTP 403 Forbidden: exceeded quota")))
+      .WillRepeatedly(Invoke([this](const SegmentSpec& s) {
+        RunSegment(s);
+        return OkStatus();
+      }));
+  EXPECT_FALSE(controller.Pass().ok());
+  clock_.now += 1;
+  ASSERT_TRUE(controller.Pass().ok());
+  EXPECT_EQ(JournalText().find("SegmentEnded"), std::string::npos);
+  EXPECT_EQ(segments_.size(), static_cast<size_t>(spec_.parallelism));
+}
+
 }  // namespace
 }  // namespace bsw

@@ -30,6 +30,7 @@ TEST(ParseSweep, ReadsEveryFieldOfTheDesignExample) {
   EXPECT_EQ(spec->reduction_factor, 3);
   EXPECT_EQ(spec->algorithm, Algorithm::kAsha);
   EXPECT_EQ(spec->mode, AshaMode::kStop);
+  EXPECT_EQ(spec->sampler, Sampler::kRandom);
   EXPECT_EQ(spec->seed, 7u);
   EXPECT_EQ(spec->parallelism, 4);
   EXPECT_EQ(spec->max_trials, 200);
@@ -47,7 +48,7 @@ TEST(ParseSweep, ReadsEveryFieldOfTheDesignExample) {
 
 TEST(ParseSweep, AcceptsPauseModeGridParamsAndMinimize) {
   json j = ValidSweepJson();
-  j["spec"]["scheduler"] = {{"algorithm", "asha"}, {"mode", "pause"}};
+  j["spec"]["scheduler"] = {{"algorithm", "asha"}, {"mode", "pause"}, {"sampler", "tpe"}};
   j["spec"]["objective"]["goal"] = "minimize";
   j["spec"]["searchSpace"]["layers"] = {{"type", "grid"}, {"values", {1, 2, 3}}};
   j["spec"]["searchSpace"]["width"] = {{"type", "int"}, {"min", 8}, {"max", 512}, {"log", true}};
@@ -56,6 +57,7 @@ TEST(ParseSweep, AcceptsPauseModeGridParamsAndMinimize) {
   StatusOr<SweepSpec> spec = ParseSweep(j);
   ASSERT_TRUE(spec.ok()) << spec.status().message();
   EXPECT_EQ(spec->mode, AshaMode::kPause);
+  EXPECT_EQ(spec->sampler, Sampler::kTpe);
   EXPECT_EQ(spec->goal, Goal::kMinimize);
   EXPECT_EQ(spec->prometheus_url, "http://prometheus:9090");
   EXPECT_DOUBLE_EQ(spec->metrics_missing_timeout_seconds, 60);
@@ -171,6 +173,14 @@ INSTANTIATE_TEST_SUITE_P(
                  "spec.parallelism: must be an integer"},
         BadInput{"ModeIsUnknown", [](json& j) { j["spec"]["scheduler"]["mode"] = "halt"; },
                  "spec.scheduler.mode: must be one of stop, pause"},
+        BadInput{"SamplerIsUnknown", [](json& j) { j["spec"]["scheduler"]["sampler"] = "bayes"; },
+                 "spec.scheduler.sampler: must be one of random, tpe, got \"bayes\""},
+        BadInput{"TpeWithGrid",
+                 [](json& j) {
+                   j["spec"]["scheduler"] = {{"algorithm", "grid"}, {"sampler", "tpe"}};
+                   j["spec"]["searchSpace"] = {{"layers", {{"type", "int"}, {"min", 1}, {"max", 4}}}};
+                 },
+                 "spec.scheduler.sampler: tpe cannot be used with algorithm grid"},
         BadInput{"LogIsAString",
                  [](json& j) {
                    Space(j)["width"] = {{"type", "int"}, {"min", 1}, {"max", 9}, {"log", "yes"}};

@@ -279,6 +279,8 @@ reject parallelism-string   '{"spec":{"parallelism":"four"}}'                   
 reject unknown-field        '{"spec":{"colour":"blue"}}'                         spec.colour spec.colour
 reject unknown-nested-field '{"spec":{"resource":{"maximum":27}}}'               spec.resource.maximum spec.resource.maximum
 reject grid-with-uniform    '{"spec":{"scheduler":{"algorithm":"grid"}}}'        spec.searchSpace spec.searchSpace.lr.type
+reject sampler-unknown      '{"spec":{"scheduler":{"sampler":"bohb"}}}'          spec.scheduler.sampler spec.scheduler.sampler
+reject tpe-with-grid        '[{"op":"replace","path":"/spec/searchSpace","value":{"optimizer":{"type":"grid","values":["adamw","sgd"]}}},{"op":"add","path":"/spec/scheduler/algorithm","value":"grid"},{"op":"add","path":"/spec/scheduler/sampler","value":"tpe"}]' spec.scheduler.sampler spec.scheduler.sampler
 reject name-too-long        "{\"metadata\":{\"name\":\"$long\"}}"                metadata.name metadata.name
 # More of what api.cc checks.
 reject name-not-dns-label   '{"metadata":{"name":"crd.base"}}'                   metadata.name metadata.name

@@ -40,15 +40,29 @@ void PreferPassiveOpenMpWaiting(char** argv) {
   execv("/proc/self/exe", argv);
 }
 
-int Fail(const std::string& message, int code) {
+// In a Kubernetes container the kubelet mounts this file (the default terminationMessagePath) and
+// makes what it holds the container's termination message. Written here, a failure's reason
+// reaches the operator whole: the fallback to the log's tail can miss a last line the runtime
+// had not written yet when the container exited.
+constexpr const char* kTerminationLog = "/dev/termination-log";
+
+// Prints `message` as the trainer's last word; a failure (non-zero `code`) also goes to the
+// termination log when there is one (never created elsewhere).
+int Finish(const std::string& message, int code) {
   std::fprintf(stderr, "budgetsweep-trainer: %s\n", message.c_str());
+  if (code != bsw::trainer::kExitOk) {
+    if (std::FILE* log = std::fopen(kTerminationLog, "r+"); log != nullptr) {
+      std::fprintf(log, "budgetsweep-trainer: %s\n", message.c_str());
+      std::fclose(log);
+    }
+  }
   return code;
 }
 
 int RunCommand(int argc, char** argv) {
   bsw::StatusOr<bsw::trainer::Command> command =
       bsw::trainer::ParseCommandLine(argc, argv, bsw::trainer::BuildDescription());
-  if (!command.ok()) return Fail(command.status().message(), bsw::trainer::kExitBadInput);
+  if (!command.ok()) return Finish(command.status().message(), bsw::trainer::kExitBadInput);
   if (const auto* help = std::get_if<bsw::trainer::HelpRequested>(&*command)) {
     std::fputs(help->text.c_str(), stdout);
     return bsw::trainer::kExitOk;
@@ -58,8 +72,8 @@ int RunCommand(int argc, char** argv) {
     if (!status.ok()) {
       const bool bad_input = status.code() == bsw::StatusCode::kInvalidArgument ||
                              status.code() == bsw::StatusCode::kNotFound;
-      return Fail(status.message(),
-                  bad_input ? bsw::trainer::kExitBadInput : bsw::trainer::kExitInternal);
+      return Finish(status.message(),
+                    bad_input ? bsw::trainer::kExitBadInput : bsw::trainer::kExitInternal);
     }
     return bsw::trainer::kExitOk;
   }
@@ -70,8 +84,7 @@ int RunCommand(int argc, char** argv) {
     std::printf("%s\n", outcome.summary_json.c_str());
     std::fflush(stdout);
   }
-  std::fprintf(stderr, "budgetsweep-trainer: %s\n", outcome.message.c_str());
-  return outcome.exit_code;
+  return Finish(outcome.message, outcome.exit_code);
 }
 
 }  // namespace
@@ -81,6 +94,6 @@ int main(int argc, char** argv) {
   try {
     return RunCommand(argc, argv);
   } catch (const std::exception& e) {
-    return Fail(std::string("internal error: ") + e.what(), bsw::trainer::kExitInternal);
+    return Finish(std::string("internal error: ") + e.what(), bsw::trainer::kExitInternal);
   }
 }

@@ -3,6 +3,7 @@
 #   - Ready, kubelet v1.37.2 on containerd 2.2, nvidia.com/gpu capacity, the images imported;
 #   - the kubelet API: anonymous 401, a certificate without rights 403, `kubectl logs` through the
 #     API server;
+#   - a trainer pod that fails on a bad flag has its reason as the termination message;
 #   - a trial-like pod of the budgetsweep-trainer image trains on Fashion-MNIST on the pod
 #     network, and the host scrapes its metrics at the pod IP;
 #   - the kubelet ends a pod at its activeDeadlineSeconds (Failed, DeadlineExceeded);
@@ -98,6 +99,14 @@ wait_phase version 90 Succeeded
 out=$(kubectl -n "$NS" logs version)
 [[ $out == "budgetsweep-trainer $version "* ]] && ok "kubectl logs (through the kubelet): $out" ||
   bad "kubectl logs version: '$out'"
+
+# A trainer that fails says why in its termination message (/dev/termination-log), which the
+# operator reads (trial records, status.recentFailures).
+pod badflag 0 0 --model=cnn3
+wait_phase badflag 90 Failed
+msg=$(kubectl -n "$NS" get pod badflag -o jsonpath='{.status.containerStatuses[0].state.terminated.message}')
+[ "$msg" = "budgetsweep-trainer: --model: expected mlp, cnn2 or resnet, got 'cnn3'" ] &&
+  ok "a failed trainer's termination message: $msg" || bad "termination message: '$msg'"
 
 # A trial on the pod network: real training on Fashion-MNIST, metrics scraped at the pod IP.
 pod trial 0 1 --train-limit 2048 --eval-limit 512 --epochs 3 --threads 1 --metrics-port 9400 \

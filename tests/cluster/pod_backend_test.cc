@@ -408,12 +408,13 @@ TEST_F(PodBackendTest, NearDeadline_EndsDeadlineExceededByItsDeadline) {
 }
 
 TEST_F(PodBackendTest, FailedSegment_CarriesTheEndOfItsOutputFromTheKubelet) {
-  // The kubelet reads the log at the container's exit, and the runtime writes it asynchronously:
-  // a line written in the last instant can be missing (seen once: the stderr line). A trainer
-  // that fails writes its reason, then exits; the pause stands for that in a test of the tail.
+  // stdout and stderr are two pipes the runtime copies into the log on its own: lines written
+  // microseconds apart on the two can land in either order (seen: the stderr line first). The
+  // pause keeps this test's order; budgetsweep-trainer itself writes its reason to
+  // /dev/termination-log, which the kubelet prefers to the log (node_test.sh).
   std::unique_ptr<PodBackend> backend = Backend(
-      "for i in 1 2 3 4 5 6 7; do echo line $i; done; echo 'error: --dataset: no such file' >&2; "
-      "sleep 1; exit 2");
+      "for i in 1 2 3 4 5 6 7; do echo line $i; done; sleep 1; "
+      "echo 'error: --dataset: no such file' >&2; exit 2");
   ASSERT_NE(backend, nullptr);
   ASSERT_TRUE(backend->Start(Spec("sw-t0009", Now() + 60)).ok());
   std::optional<SegmentStatus> failed = WaitFor(*backend, "sw-t0009", [](const SegmentStatus& s) {

@@ -267,6 +267,11 @@ class Planner {
                  "stopped at its reserved share of the budget, which could not be extended");
       return;
     }
+    if (st.reason == "Evicted" && !t.stop_requested) {
+      EndSegment(t, seg, "Interrupted",
+                 "the node refused or evicted its pod; it resumes from its checkpoint");
+      return;
+    }
     if (st.reason == "Stopped") {
       if (t.stop_requested) {
         EndSegment(t, seg, "Stopped", t.message);
@@ -470,7 +475,7 @@ class Planner {
                 std::max(0.0, finish - st.started_unix_seconds.value_or(finish));
     if (p.figures) {
       e.reason = "";
-    } else if (st.reason == "Stopped") {
+    } else if (st.reason == "Stopped" || st.reason == "Evicted") {
       e.reason = "Interrupted";
       e.message = "stopped from outside the sweep before it measured; it is probed again";
     } else if (st.reason == "DeadlineExceeded") {

@@ -156,6 +156,19 @@ TEST(SegmentStatusOfPodTest, MapsPhasesTimesAndReasons) {
   EXPECT_EQ(SegmentStatusOfPod(pod, 9400)->reason, "Stopped");
   pod["status"]["reason"] = "DeadlineExceeded";
   EXPECT_EQ(SegmentStatusOfPod(pod, 9400)->reason, "DeadlineExceeded");
+  // Refused or evicted by the node: not the trainer's failure.
+  Json refused = pod;
+  refused["metadata"]["annotations"].erase("budgetsweep.dev/stopped");
+  refused["status"] = {{"phase", "Failed"},
+                       {"reason", "OutOfnvidia.com/gpu"},
+                       {"message", "Pod was rejected: Node didn't have enough resource"}};
+  EXPECT_EQ(SegmentStatusOfPod(refused, 9400)->state, SegmentState::kFailed);
+  EXPECT_EQ(SegmentStatusOfPod(refused, 9400)->reason, "Evicted");
+  EXPECT_FALSE(SegmentStatusOfPod(refused, 9400)->started_unix_seconds) << "never ran: no charge";
+  for (const char* reason : {"Evicted", "UnexpectedAdmissionError"}) {
+    refused["status"]["reason"] = reason;
+    EXPECT_EQ(SegmentStatusOfPod(refused, 9400)->reason, "Evicted") << reason;
+  }
 
   Json deleted_before_start = pod;
   deleted_before_start["status"] = {{"phase", "Pending"}};

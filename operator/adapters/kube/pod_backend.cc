@@ -131,6 +131,14 @@ void SetWaitingReason(const Json& status, const Json& container_state, SegmentSt
   }
 }
 
+// A pod the kubelet refused at admission (OutOf<resource>, for instance while the pods it replaces
+// are still terminating, or UnexpectedAdmissionError) or evicted: the node ended it, not its
+// trainer.
+bool IsEndedByTheNode(const std::string& pod_reason) {
+  return pod_reason == "Evicted" || pod_reason == "UnexpectedAdmissionError" ||
+         pod_reason.starts_with("OutOf");
+}
+
 // Pod Security admission's answer to a pod that breaks the namespace's profile: 403 Forbidden,
 // "pods "<name>" is forbidden: violates PodSecurity "restricted:latest": ...". Unlike the other
 // 403s on a create (RBAC, an exceeded ResourceQuota, a terminating namespace), the same pod is
@@ -251,10 +259,13 @@ std::optional<SegmentStatus> SegmentStatusOfPod(const Json& pod, int default_met
     segment.state = SegmentState::kSucceeded;
   } else if (failed) {
     segment.state = SegmentState::kFailed;
-    if (status.value("reason", "") == "DeadlineExceeded") {
+    const std::string pod_reason = status.value("reason", "");
+    if (pod_reason == "DeadlineExceeded") {
       segment.reason = "DeadlineExceeded";
     } else if (stopped) {
       segment.reason = "Stopped";
+    } else if (IsEndedByTheNode(pod_reason)) {
+      segment.reason = "Evicted";
     } else {
       segment.reason = "Error";
     }

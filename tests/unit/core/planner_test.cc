@@ -289,6 +289,20 @@ INSTANTIATE_TEST_SUITE_P(
                     EXPECT_EQ(h.model().count(TrialPhase::kFailed), 1);
                     EXPECT_EQ(h.model().trial(0).failures, 2);
                   }},
+        Situation{"APodTheNodeRefusedIsLaunchedAgainWithoutCountingAFailure",
+                  [](json& j) { j["spec"]["trial"]["maxRetries"] = 0; },
+                  [](PlannerHarness& h) {
+                    h.PassAndCarry();
+                    h.End(0, 0, SegmentState::kFailed, 0, "Evicted");
+                    Plan plan = h.PassAndCarry();
+                    EXPECT_EQ(FindEvent(plan, Type::kSegmentEnded)->reason, "Interrupted");
+                    EXPECT_EQ(h.model().trial(0).phase, TrialPhase::kRunning);
+                    EXPECT_EQ(h.model().trial(0).failures, 0);
+                    plan = h.PassAndCarry();
+                    const Action* again = FindAction(plan, Action::Kind::kStart, 0);
+                    ASSERT_NE(again, nullptr) << "relaunched though maxRetries is 0";
+                    EXPECT_EQ(again->segment, 1);
+                  }},
         Situation{"DivergedTrainerEndsItsTrialAsDiverged", NoEdit,
                   [](PlannerHarness& h) {
                     h.PassAndCarry();

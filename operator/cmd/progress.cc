@@ -17,16 +17,6 @@ std::string Fmt(const char* fmt, double v) {
   return buf;
 }
 
-std::string ParamsText(const Config& params) {
-  std::string out;
-  for (const auto& [name, value] : params) {
-    std::string v =
-        value.is_number_float() ? Fmt("%.4g", value.get<double>()) : FormatParamValue(value);
-    out += (out.empty() ? "" : " ") + name + "=" + v;
-  }
-  return out;
-}
-
 std::string BudgetLine(const SweepController& c) {
   const Ledger& l = c.ledger();
   constexpr int kWidth = 30;

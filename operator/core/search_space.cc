@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "operator/core/random.h"
@@ -88,6 +89,20 @@ std::string FormatParamValue(const nlohmann::json& value) {
     return ec == std::errc() ? std::string(buf, end) : value.dump();
   }
   return value.dump();
+}
+
+std::string ParamsText(const Config& params) {
+  std::string out;
+  for (const auto& [name, value] : params) {
+    std::string text = FormatParamValue(value);
+    if (value.is_number_float()) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.4g", value.get<double>());
+      text = buf;
+    }
+    out += (out.empty() ? "" : " ") + name + "=" + text;
+  }
+  return out;
 }
 
 }  // namespace bsw

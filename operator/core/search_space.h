@@ -43,6 +43,10 @@ class SearchSpace {
 // their shortest round-trip form, strings verbatim.
 std::string FormatParamValue(const nlohmann::json& value);
 
+// A configuration for people, "lr=0.001 optimizer=adamw": real numbers to 4 significant digits,
+// other values as the trainer receives them.
+std::string ParamsText(const Config& params);
+
 }  // namespace bsw
 
 #endif  // BSW_CORE_SEARCH_SPACE_H_

@@ -82,16 +82,6 @@ std::optional<double> ParseApiTime(const std::string& text) {
   return static_cast<double>(timegm(&tm));
 }
 
-std::string ParamsText(const Config& params) {
-  std::string out;
-  for (const auto& [name, value] : params) {
-    std::string text = value.is_number_float() ? FormatNumber("%.4g", value.get<double>())
-                                               : FormatParamValue(value);
-    out += (out.empty() ? "" : " ") + name + "=" + text;
-  }
-  return out;
-}
-
 std::string IndentedLines(const std::string& output, const std::string& indent) {
   std::string out;
   size_t start = 0;

@@ -5,8 +5,6 @@
 #include <string>
 #include <vector>
 
-#include "operator/core/search_space.h"
-
 namespace bsw::kubectl {
 
 using Row = std::vector<std::string>;
@@ -27,10 +25,6 @@ std::string HumanDuration(double seconds);
 // Unix seconds of an RFC 3339 UTC time as the API writes them ("2026-05-01T12:00:00Z", fraction
 // ignored); nullopt when it does not parse.
 std::optional<double> ParseApiTime(const std::string& text);
-
-// "lr=0.001 optimizer=adamw": real numbers to 4 significant digits, other values as the trainer
-// receives them.
-std::string ParamsText(const Config& params);
 
 // printf-style formatting of one number.
 std::string FormatNumber(const char* format, double value);

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "operator/cmd/kubectl/format.h"
+#include "operator/core/search_space.h"
 
 namespace bsw::kubectl {
 namespace {

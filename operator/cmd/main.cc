@@ -218,7 +218,14 @@ int Run(const RunOptions& opts) {
     progress.Refresh(controller, clock.NowUnixSeconds());
     if (controller.model().finished()) {
       StatusOr<bool> ended = controller.AllSegmentsEnded();
-      if (ended.ok() && *ended) break;
+      if (ended.ok() && *ended) {
+        // The segments that ended since this pass listed them are journaled by one more, so the
+        // summary counts no trial running.
+        if (StatusOr<Plan> last = controller.Pass(); !last.ok()) {
+          std::fprintf(stderr, "warning: %s\n", last.status().message().c_str());
+        }
+        break;
+      }
     }
     // Until the next poll, or less when a child exits: a segment's supervisor exits as soon as
     // its trainer has, so the next pass refills the slot at once. Ctrl-C also ends the wait.

@@ -37,7 +37,7 @@ comp_pid() {
   [[ $pid =~ ^[0-9]+$ ]] || return 0
   kill -0 "$pid" 2>/dev/null || return 0
   exe=$(head -1 "$RUN/$c.cmd" 2>/dev/null) || return 0
-  tr '\0' '\n' < "/proc/$pid/cmdline" 2>/dev/null | head -1 | grep -qxF -- "$exe" || return 0
+  [ "$(tr '\0' '\n' 2>/dev/null <"/proc/$pid/cmdline" | head -1)" = "$exe" ] || return 0
   echo "$pid"
 }
 

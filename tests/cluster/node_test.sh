@@ -122,8 +122,9 @@ for _ in $(seq 1 120); do
 done
 [ -n "$got" ] && ok "scraped http://$pip:9400/metrics: $got" || bad "no budgetsweep_trainer_resource_completed at $pip:9400"
 wait_phase trial 240 Succeeded
-kubectl -n "$NS" logs trial | grep -q '^epoch 3/3: .*validation_accuracy' && ok "the trial pod trained 3 epochs on Fashion-MNIST" ||
-  bad "trial pod log: $(kubectl -n "$NS" logs trial | tail -3)"
+log=$(kubectl -n "$NS" logs trial)
+grep -q '^epoch 3/3: .*validation_accuracy' <<<"$log" && ok "the trial pod trained 3 epochs on Fashion-MNIST" ||
+  bad "trial pod log: $(tail -3 <<<"$log")"
 
 # The kubelet ends a pod at its deadline, whoever else is up.
 pod deadline 3 1 --epochs 1000 --threads 1

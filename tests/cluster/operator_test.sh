@@ -193,7 +193,7 @@ bad=$(sweep bad-range "  budget: {gpuHours: 0.05}" | sed 's/min: 1, max: 9/min: 
 if out=$(echo "$bad" | k apply -f - 2>&1); then
   fail "a sweep with resource.min > resource.max was accepted"
 else
-  echo "$out" | grep -q "spec.resource" && pass "kubectl apply rejects min > max, naming spec.resource" \
+  [[ $out == *spec.resource* ]] && pass "kubectl apply rejects min > max, naming spec.resource" \
     || fail "min > max rejected without naming spec.resource: $out"
 fi
 # `values` entries must be scalars: the schema cannot say so (see crd_test.sh), the operator does.
@@ -213,7 +213,7 @@ else
 fi
 [ "$(field not-scalar .status.observedGeneration)" = "$(k -n "$NS" get bsw not-scalar -o jsonpath='{.metadata.generation}')" ] &&
   pass "InvalidSpec status carries observedGeneration" || fail "InvalidSpec status lacks observedGeneration"
-k -n "$NS" get events --field-selector reason=InvalidSpec -o name | grep -q . &&
+[ -n "$(k -n "$NS" get events --field-selector reason=InvalidSpec -o name)" ] &&
   pass "a Warning event InvalidSpec was recorded" || fail "no InvalidSpec event"
 
 # A trial pod the node cannot take (5 GPUs on a 4-GPU node): the sweep says why, as the scheduler
@@ -232,8 +232,8 @@ msg=$(field held '.status.conditions[?(@.type=="TrialsScheduled")].message')
 [ "$held" = Unschedulable ] && [[ $msg == "held-t0000: "*"Insufficient nvidia.com/gpu"* ]] &&
   pass "TrialsScheduled=False, Unschedulable: $msg" ||
   fail "no TrialsScheduled condition with the scheduler's message (reason=$held message=$msg)"
-k -n "$NS" get events --field-selector "involvedObject.name=held,reason=Unschedulable" \
-  -o jsonpath='{.items[*].message}' | grep -q "Insufficient nvidia.com/gpu" &&
+[[ $(k -n "$NS" get events --field-selector "involvedObject.name=held,reason=Unschedulable" \
+  -o jsonpath='{.items[*].message}') == *"Insufficient nvidia.com/gpu"* ]] &&
   pass "a Warning event Unschedulable names the missing GPUs" || fail "no Unschedulable event on the sweep"
 [ "$(field held .status.budget.used)" = 0 ] && pass "a pod that never started is not charged" ||
   fail "held sweep charged $(field held .status.budget.used) GPU-h"

@@ -66,7 +66,7 @@ else
 fi
 # A state directory made before the cluster had its own address gets a serving certificate that
 # names it.
-if ! openssl x509 -in "$PKI/apiserver.crt" -noout -ext subjectAltName 2>/dev/null | grep -q "IP Address:$CLUSTER_IP"; then
+if [[ $(openssl x509 -in "$PKI/apiserver.crt" -noout -ext subjectAltName 2>/dev/null) != *"IP Address:$CLUSTER_IP"* ]]; then
   say "renewing the API server's certificate for $CLUSTER_IP"
   write_openssl_cnf "$PKI"
   mkcert "$PKI" apiserver "/CN=kube-apiserver" ca server || fail "openssl failed"
@@ -94,7 +94,7 @@ declare -A PORT OWNER=([ETCD_PORT]=etcd [ETCD_PEER_PORT]=etcd [APISERVER_PORT]=k
 if [ -f "$STATE/ports.env" ]; then
   while IFS='=' read -r k v; do [ -n "${OWNER[$k]:-}" ] && [[ $v =~ ^[0-9]+$ ]] && PORT[$k]=$v; done < "$STATE/ports.env"
 fi
-port_free() { ! ss -Htln "sport = :$1" 2>/dev/null | grep -q .; }
+port_free() { [ -z "$(ss -Htln "sport = :$1" 2>/dev/null)" ]; }
 port_taken_here() { local k; for k in "${!PORT[@]}"; do [ "${PORT[$k]}" = "$1" ] && return 0; done; return 1; }
 for k in "${!OWNER[@]}"; do
   p=${PORT[$k]:-}
@@ -147,7 +147,7 @@ write_kubeconfig "$STATE/controller-manager.kubeconfig" system:kube-controller-m
 admin_curl() {
   curl -fsS --max-time 5 --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key" "$@"
 }
-etcd_ok() { curl -fsS --max-time 5 "$ETCD_URL/health" | grep -q '"health":"true"'; }
+etcd_ok() { [[ $(curl -fsS --max-time 5 "$ETCD_URL/health") == *'"health":"true"'* ]]; }
 apiserver_ok() {
   [ "$(admin_curl "$API_URL/readyz")" = ok ] &&
     admin_curl -o /dev/null "$API_URL/api/v1/namespaces/default"   # created shortly after start

@@ -61,7 +61,7 @@ assert_no_trial_processes() {
   fi
   local p
   for p in /proc/[0-9]*; do
-    if tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -q "^BUDGETSWEEP_CHECKPOINT_DIR=$WORK"; then
+    if grep -q "^BUDGETSWEEP_CHECKPOINT_DIR=$WORK" <<<"$(tr '\0' '\n' 2>/dev/null <"$p/environ")"; then
       fail "trainer process ${p#/proc/} left running"
     fi
   done

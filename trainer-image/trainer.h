@@ -4,15 +4,16 @@
 #include <atomic>
 #include <string>
 
+#include "contract/trainer_exit_codes.h"
 #include "trainer-image/options.h"
 
 namespace bsw::trainer {
 
-// Process exit codes of the trainer contract (shared/DESIGN.md, "Trainer contract").
-inline constexpr int kExitOk = 0;        // finished, reached --until, or stopped and checkpointed
-inline constexpr int kExitBadInput = 2;  // bad flag, dataset or file
-inline constexpr int kExitDiverged = 3;  // NaN/inf training loss
-inline constexpr int kExitInternal = 1;  // anything else (e.g. a checkpoint that cannot be written)
+// Process exit codes of the trainer contract, shared with the operator that reads them.
+using bsw::kExitBadInput;
+using bsw::kExitDiverged;
+using bsw::kExitInternal;
+using bsw::kExitOk;
 
 struct TrainOutcome {
   int exit_code = kExitOk;

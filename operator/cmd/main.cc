@@ -5,15 +5,13 @@
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <thread>
 
 #include "operator/adapters/kube/config.h"
+#include "operator/adapters/local/atomic_file.h"
 #include "operator/adapters/local/local_backend.h"
 #include "operator/adapters/local/process.h"
 #include "operator/adapters/prometheus/api_source.h"
@@ -26,6 +24,7 @@
 #include "operator/controller/journal.h"
 #include "operator/controller/sweep_controller.h"
 #include "operator/core/api.h"
+#include "operator/core/spec_edits.h"
 
 namespace bsw {
 namespace {
@@ -50,6 +49,17 @@ sigset_t BlockChildExits() {
   return set;
 }
 
+// Prints "error: " and the first line of `message`, then each further line indented.
+void PrintError(const std::string& message) {
+  size_t end = message.find('\n');
+  std::fprintf(stderr, "error: %s\n", message.substr(0, end).c_str());
+  while (end != std::string::npos) {
+    size_t start = end + 1;
+    end = message.find('\n', start);
+    std::fprintf(stderr, "  %s\n", message.substr(start, end - start).c_str());
+  }
+}
+
 // Reads and validates a sweep file; prints every problem and returns nullopt when it is invalid.
 std::optional<SweepSpec> LoadSweep(const std::string& path, nlohmann::json* object) {
   StatusOr<nlohmann::json> doc = ReadSweepFile(path);
@@ -59,15 +69,7 @@ std::optional<SweepSpec> LoadSweep(const std::string& path, nlohmann::json* obje
   }
   StatusOr<SweepSpec> spec = ParseSweep(*doc);
   if (!spec.ok()) {
-    std::fprintf(stderr, "error: %s is not a valid BudgetSweep:\n", path.c_str());
-    std::string text = spec.status().message();
-    size_t start = 0;
-    while (start <= text.size()) {
-      size_t end = text.find('\n', start);
-      std::fprintf(stderr, "  %s\n", text.substr(start, end - start).c_str());
-      if (end == std::string::npos) break;
-      start = end + 1;
-    }
+    PrintError(path + " is not a valid BudgetSweep:\n" + spec.status().message());
     return std::nullopt;
   }
   if (object != nullptr) *object = *doc;
@@ -81,10 +83,11 @@ int Validate(const std::string& path) {
   return 0;
 }
 
-// Binds the state directory to one sweep: a new directory records the sweep's object, an
-// existing one must hold the same sweep name.
-Status PrepareStateDir(const std::string& dir, const SweepSpec& spec,
-                       const nlohmann::json& object) {
+// Binds the state directory to one sweep and returns the spec to run. A new directory records
+// the sweep's object. An existing one must hold the same sweep, edited in editable fields only
+// (ApplySpecEdit): the edited object is recorded and the sweep goes on with those fields.
+StatusOr<SweepSpec> PrepareStateDir(const std::string& dir, const SweepSpec& spec,
+                                    const nlohmann::json& object) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return InvalidArgumentError("--state-dir " + dir + ": " + ec.message());
@@ -93,22 +96,38 @@ Status PrepareStateDir(const std::string& dir, const SweepSpec& spec,
                                 ")");
   }
   fs::path record = fs::path(dir) / "sweep.json";
-  if (fs::exists(record)) {
-    std::ifstream in(record);
-    nlohmann::json previous = nlohmann::json::parse(in, nullptr, false);
-    std::string name = previous.is_discarded()
-                           ? ""
-                           : previous.value("metadata", nlohmann::json::object()).value("name", "");
-    if (name != spec.name) {
-      return InvalidArgumentError("--state-dir " + dir + " holds sweep \"" + name + "\", not \"" +
-                                  spec.name + "\"; use another directory");
-    }
-    return OkStatus();
+  StatusOr<std::string> recorded = local::ReadFile(record);
+  if (recorded.status().code() == StatusCode::kNotFound) {
+    if (Status s = local::WriteFileAtomically(record, object.dump(2) + "\n"); !s.ok()) return s;
+    return spec;
   }
-  std::ofstream out(record);
-  out << object.dump(2) << "\n";
-  if (!out) return InvalidArgumentError(record.string() + ": cannot write");
-  return OkStatus();
+  if (!recorded.ok()) return recorded.status();
+  nlohmann::json previous = nlohmann::json::parse(*recorded, nullptr, false);
+  std::string name = previous.is_object()
+                         ? previous.value("metadata", nlohmann::json::object()).value("name", "")
+                         : "";
+  if (name != spec.name) {
+    return InvalidArgumentError("--state-dir " + dir + " holds sweep \"" + name + "\", not \"" +
+                                spec.name + "\"; use another directory");
+  }
+  StatusOr<SweepSpec> started = ParseSweep(previous);
+  if (!started.ok()) {
+    return InvalidArgumentError(record.string() + ": not a valid BudgetSweep:\n" +
+                                started.status().message());
+  }
+  StatusOr<SweepSpec> edited = ApplySpecEdit(*started, spec);
+  if (!edited.ok()) {
+    return InvalidArgumentError(
+        "--state-dir " + dir + " holds sweep \"" + spec.name + "\" as it started; only " +
+        kEditableFields +
+        " may change on a started sweep (undo the other edits, or start the sweep anew with "
+        "another --state-dir):\n" +
+        edited.status().message());
+  }
+  if (previous != object) {
+    if (Status s = local::WriteFileAtomically(record, object.dump(2) + "\n"); !s.ok()) return s;
+  }
+  return edited;
 }
 
 struct RunOptions {
@@ -151,10 +170,12 @@ int Run(const RunOptions& opts) {
     }
     state_dir = tmpl;
   }
-  if (Status s = PrepareStateDir(state_dir, *spec, object); !s.ok()) {
-    std::fprintf(stderr, "error: %s\n", s.message().c_str());
+  StatusOr<SweepSpec> resumed = PrepareStateDir(state_dir, *spec, object);
+  if (!resumed.ok()) {
+    PrintError(resumed.status().message());
     return kExitInvalid;
   }
+  spec = *resumed;
 
   // Before any thread exists, so that every thread inherits the mask.
   const sigset_t child_exits = BlockChildExits();
@@ -200,9 +221,6 @@ int Run(const RunOptions& opts) {
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
 
-  auto sleep = [&](double seconds) {
-    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-  };
   double backoff = opts.poll_seconds;
   // Runs until the sweep is finished and every segment it started has ended.
   while (!g_interrupted) {
@@ -210,7 +228,7 @@ int Run(const RunOptions& opts) {
     if (!plan.ok()) {
       std::fprintf(stderr, "warning: %s (retrying in %.1f s)\n", plan.status().message().c_str(),
                    backoff);
-      sleep(backoff);
+      clock.SleepFor(backoff);
       backoff = std::min(30.0, backoff * 2);
       continue;
     }
@@ -243,7 +261,7 @@ int Run(const RunOptions& opts) {
     while (clock.NowUnixSeconds() < deadline) {
       StatusOr<bool> ended = controller.AllSegmentsEnded();
       if (ended.ok() && *ended) break;
-      sleep(0.2);
+      clock.SleepFor(0.2);
     }
     // One last look, so the summary charges the seconds the stopped trials ran.
     if (Status s = controller.Refresh(); !s.ok()) {

@@ -6,10 +6,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include "operator/adapters/kube/client.h"
 #include "operator/adapters/kube/config.h"
@@ -22,6 +22,10 @@
 
 namespace bsw {
 namespace {
+
+// Sweeps reconciled side by side: the work queue hands each sweep to one worker at a time, so a
+// slow pass of one sweep does not hold up the others.
+constexpr int kReconcileWorkers = 4;
 
 std::atomic<bool> g_stop{false};
 
@@ -49,8 +53,6 @@ std::string Identity() {
   return std::string(host) + "_" + std::to_string(getpid());
 }
 
-void SleepBriefly() { std::this_thread::sleep_for(std::chrono::milliseconds(100)); }
-
 int Fail(const std::string& event, const Status& status) {
   kube::LogEvent("error", event, {{"error", status.message()}});
   return 1;
@@ -60,6 +62,7 @@ int Fail(const std::string& event, const Status& status) {
 
 int RunOperator(const OperatorOptions& options) {
   kube::InstallJsonLogger();
+  const Clock& clock = SystemClock::Get();
   struct sigaction action = {};
   action.sa_handler = OnStopSignal;
   sigaction(SIGTERM, &action, nullptr);
@@ -72,6 +75,7 @@ int RunOperator(const OperatorOptions& options) {
   kube::ClientOptions client_options;
   client_options.qps = 50;
   client_options.burst = 200;
+  client_options.clock = &clock;
   StatusOr<std::unique_ptr<kube::Client>> client = kube::Client::Create(*config, client_options);
   if (!client.ok()) return Fail("client_failed", client.status());
 
@@ -102,6 +106,7 @@ int RunOperator(const OperatorOptions& options) {
                                                      : (*client)->default_namespace();
     election.lease_name = options.lease_name;
     election.identity = Identity();
+    election.clock = &clock;
     kube::LeaderCallbacks callbacks;
     callbacks.on_started_leading = [&] {
       kube::LogEvent("info", "leader_elected", {{"identity", election.identity}});
@@ -120,10 +125,9 @@ int RunOperator(const OperatorOptions& options) {
     elector->Start();
   }
 
-  while (!leading && !g_stop) SleepBriefly();
+  while (!leading && !g_stop) clock.SleepFor(0.1);
   if (g_stop) return 0;
 
-  SystemClock clock;
   ReconcilerOptions reconciler_options;
   reconciler_options.ns = options.ns;
   reconciler_options.resync_seconds = options.resync_seconds;
@@ -159,15 +163,17 @@ int RunOperator(const OperatorOptions& options) {
   synced = true;
   kube::LogEvent("info", "operator_started",
                  {{"namespace", options.ns.empty() ? "(all)" : options.ns}});
-  std::thread worker([&reconciler] { reconciler.Run(); });
+  std::vector<std::thread> workers;
+  for (int i = 0; i < kReconcileWorkers; ++i)
+    workers.emplace_back([&reconciler] { reconciler.Run(); });
   for (int tick = 1; !g_stop && !lost; ++tick) {
-    SleepBriefly();
+    clock.SleepFor(0.1);
     // Watch events, pod lists and API responses churn through many short-lived allocations;
     // every 10 s the allocator gives its free pages back, so that they do not stay resident.
     if (tick % 100 == 0) malloc_trim(0);
   }
   reconciler.Stop();
-  worker.join();
+  for (std::thread& worker : workers) worker.join();
   if (lost) return Fail("leader_lost", UnavailableError("could not renew the lease; exiting"));
   if (elector) elector->Stop();
   kube::LogEvent("info", "operator_stopped", {});

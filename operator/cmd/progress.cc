@@ -168,6 +168,7 @@ std::string Progress::Describe(const SweepController& c, const Event& e) const {
     case Event::Type::kThroughputDecided:
       return "throughput " + e.reason + ": " + e.message;
     case Event::Type::kDeadlineMoved:
+    case Event::Type::kRungVerdict:
       return "";
   }
   return "";

@@ -12,6 +12,7 @@
 #include "operator/cmd/report_history.h"
 #include "operator/cmd/report_text.h"
 #include "operator/core/ledger.h"
+#include "operator/core/rfc3339.h"
 #include "operator/core/search_space.h"
 #include "operator/core/sweep_status.h"
 

@@ -9,14 +9,14 @@ namespace bsw {
 
 SweepController::SweepController(const SweepSpec& spec, TrialBackend* backend,
                                  MetricSource* metrics, EventLog* log, const Clock* clock,
-                                 PlannerOptions options)
+                                 PlannerOptions options, MetricReadOptions metric_reads)
     : model_(spec),
       ledger_(spec.budget_gpu_hours * 3600.0),
       backend_(backend),
-      metrics_(metrics),
       log_(log),
       clock_(clock),
-      options_(options) {}
+      options_(options),
+      metric_reader_(metrics, clock, metric_reads) {}
 
 Status SweepController::Recover() {
   StatusOr<std::vector<Event>> events = log_->ReadAll();
@@ -57,15 +57,20 @@ StatusOr<Plan> SweepController::Pass() {
   if (!model_.probes().empty() && !model_.probes().back().ended) {
     reporting.emplace_back(model_.probes().back().name, 0);
   }
+  std::vector<SegmentStatus> readable;
   for (const auto& [name, segment] : reporting) {
     const SegmentStatus* s = observed.Segment(name, segment);
-    if (s == nullptr || s->state != SegmentState::kRunning || s->metrics_url.empty()) continue;
-    StatusOr<TrialMetrics> m =
-        metrics_->Read(model_.spec().name, *s, model_.spec().objective_metric);
-    if (m.ok()) {
-      live[name] = *m;
+    if (s != nullptr && s->state == SegmentState::kRunning && !s->metrics_url.empty()) {
+      readable.push_back(*s);
+    }
+  }
+  std::vector<StatusOr<TrialMetrics>> read =
+      metric_reader_.ReadAll(model_.spec().name, readable, model_.spec().objective_metric);
+  for (size_t i = 0; i < readable.size(); ++i) {
+    if (read[i].ok()) {
+      live[readable[i].trial] = *read[i];
     } else if (on_metrics_error_) {
-      on_metrics_error_(m.status());  // Unknown: the planner waits
+      on_metrics_error_(read[i].status());  // Unknown: the planner waits
     }
   }
   observed.metrics = live;

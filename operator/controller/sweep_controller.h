@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "nlohmann/json.hpp"
+#include "operator/controller/metric_reads.h"
 #include "operator/core/ledger.h"
 #include "operator/core/planner.h"
 #include "operator/core/sweep_model.h"
@@ -23,8 +24,11 @@ namespace bsw {
 // picks up where the last one stopped.
 class SweepController {
  public:
+  // Each pass reads the running trials' metrics side by side through a MetricReader with
+  // `metric_reads`. REQUIRES: `metrics` may be read from several threads at once.
   SweepController(const SweepSpec& spec, TrialBackend* backend, MetricSource* metrics,
-                  EventLog* log, const Clock* clock, PlannerOptions options = {});
+                  EventLog* log, const Clock* clock, PlannerOptions options = {},
+                  MetricReadOptions metric_reads = {});
 
   // Rebuilds the model from the event log. Call once, before the first Pass.
   Status Recover();
@@ -72,10 +76,10 @@ class SweepController {
   SweepModel model_;
   Ledger ledger_;
   TrialBackend* backend_;
-  MetricSource* metrics_;
   EventLog* log_;
   const Clock* clock_;
   PlannerOptions options_;
+  MetricReader metric_reader_;
   std::map<std::string, TrialMetrics> live_;
   std::map<std::string, double> unknown_since_;
   std::set<std::pair<std::string, int>> stops_issued_;

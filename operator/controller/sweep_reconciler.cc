@@ -9,6 +9,7 @@
 #include "operator/adapters/kube/resources.h"
 #include "operator/adapters/prometheus/api_source.h"
 #include "operator/core/api.h"
+#include "operator/core/spec_edits.h"
 #include "operator/core/sweep_status.h"
 
 namespace bsw {
@@ -54,11 +55,11 @@ EventNote NoteFor(const SweepModel& model, const Event& e) {
       return {kube::EventType::kNormal, "TrialPromoted",
               name() + figures + (e.message.empty() ? "" : " " + e.message)};
     case Event::Type::kTrialStopped:
-      return {e.reason == "BudgetExhausted" ? kube::EventType::kWarning : kube::EventType::kNormal,
+      return {e.reason == ReasonName(Reason::kBudgetExhausted) ? kube::EventType::kWarning
+                                                               : kube::EventType::kNormal,
               "TrialStopped", name() + ": " + e.reason + ": " + e.message};
     case Event::Type::kSegmentEnded:
-      if (e.reason == "Error" || e.reason == "Lost" || e.reason == "Diverged" ||
-          e.reason == "MetricsMissing") {
+      if (TrainerFailed(e.reason) || e.reason == ReasonName(Reason::kMetricsMissing)) {
         std::string last_line = e.output.substr(e.output.rfind('\n') + 1);
         return {kube::EventType::kWarning, "TrialFailed",
                 name() + ": " + e.reason + ": " + e.message +
@@ -79,6 +80,7 @@ EventNote NoteFor(const SweepModel& model, const Event& e) {
     case Event::Type::kProbeLaunched:
     case Event::Type::kProbeMeasured:
     case Event::Type::kProbeEnded:
+    case Event::Type::kRungVerdict:
       return {};
   }
   return {};
@@ -103,6 +105,7 @@ SweepReconciler::SweepReconciler(kube::Client& client, const Clock& clock,
       clock_(clock),
       options_(std::move(options)),
       hooks_(std::move(hooks)),
+      queue_(kube::WorkQueueOptions{.clock = &clock}),
       recorder_(client, kComponent) {}
 
 SweepReconciler::~SweepReconciler() { Stop(); }
@@ -110,6 +113,7 @@ SweepReconciler::~SweepReconciler() { Stop(); }
 Status SweepReconciler::Start(double sync_timeout_seconds) {
   kube::InformerOptions sweep_options;
   sweep_options.ns = options_.ns;
+  sweep_options.clock = &clock_;
   auto enqueue = [this](const Json& object) { queue_.Add(kube::ObjectKey(object)); };
   sweeps_ = std::make_unique<kube::Informer>(
       client_, kube::kBudgetSweeps, sweep_options,
@@ -118,6 +122,7 @@ Status SweepReconciler::Start(double sync_timeout_seconds) {
   kube::InformerOptions pod_options;
   pod_options.ns = options_.ns;
   pod_options.label_selector = kube::kSweepLabel;
+  pod_options.clock = &clock_;
   auto enqueue_owner = [this](const Json& pod) {
     std::string key = SweepKeyOfPod(pod);
     if (!key.empty()) queue_.Add(key);
@@ -192,17 +197,26 @@ Status SweepReconciler::Reconcile(const std::string& key) {
     if (live.ok()) {
       sweep = std::move(live).value();
     } else if (kube::IsNotFound(live.status())) {
-      runtimes_.erase(key);
+      EraseRuntime(key);
       if (hooks_.on_sweep_gone) hooks_.on_sweep_gone(ns, name);
       return Cleanup(ns, name);
     } else {
       return live.status();
     }
   }
+  // A spec error keeps the runtime: it holds the spec the recorded history was decided under,
+  // which an edit that fixes the error is checked against.
   StatusOr<SweepSpec> spec = ParseSweep(*sweep);
-  if (!spec.ok()) {
-    runtimes_.erase(key);
-    return ReportInvalid(*sweep, spec.status().message());
+  if (!spec.ok()) return ReportInvalid(*sweep, spec.status().message());
+  // A new generation of a sweep this process runs takes effect in its editable fields only. One
+  // that changes an immutable field (the CRD's transition rules bypassed, or an object written
+  // before them) would re-decide the recorded history: it is refused, and the sweep waits for the
+  // edit to be undone.
+  if (Runtime* running = FindRuntime(key);
+      running != nullptr && running->uid == sweep->value("/metadata/uid"_json_pointer, "") &&
+      running->generation != spec->generation) {
+    spec = ApplySpecEdit(running->controller->model().spec(), *spec);
+    if (!spec.ok()) return ReportInvalid(*sweep, spec.status().message());
   }
   StatusOr<Runtime*> runtime = RuntimeFor(*sweep, *spec);
   if (!runtime.ok()) return runtime.status();
@@ -229,13 +243,12 @@ StatusOr<SweepReconciler::Runtime*> SweepReconciler::RuntimeFor(const Json& swee
                                                                 const SweepSpec& spec) {
   std::string key = kube::ObjectKey(sweep);
   std::string uid = sweep.value("/metadata/uid"_json_pointer, "");
-  auto it = runtimes_.find(key);
-  if (it != runtimes_.end() && it->second->uid == uid &&
-      it->second->generation == spec.generation) {
-    return it->second.get();
+  if (Runtime* found = FindRuntime(key);
+      found != nullptr && found->uid == uid && found->generation == spec.generation) {
+    return found;
   }
-  // New to this process, recreated under the same name, or its spec changed: rebuild the model
-  // from the recorded events under the current spec.
+  // New to this process, recreated under the same name, or a new generation (whose immutable
+  // fields Reconcile checked): rebuild the model from the recorded events under `spec`.
   auto rt = std::make_unique<Runtime>();
   rt->uid = uid;
   rt->generation = spec.generation;
@@ -252,7 +265,7 @@ StatusOr<SweepReconciler::Runtime*> SweepReconciler::RuntimeFor(const Json& swee
   pod_options.trial_template = spec.trial_template;
   pod_options.metrics_port = options_.metrics_port;
   pod_options.checkpoint_dir = options_.checkpoint_dir;
-  pod_options.now = [this] { return clock_.NowUnixSeconds(); };
+  pod_options.clock = &clock_;
   pod_options.list_pods = [this, ns = spec.namespace_name, name = spec.name] {
     return PodsOf(ns, name);
   };
@@ -277,8 +290,24 @@ StatusOr<SweepReconciler::Runtime*> SweepReconciler::RuntimeFor(const Json& swee
                  {{"sweep", key},
                   {"generation", spec.generation},
                   {"trials", rt->controller->model().trial_count()}});
-  runtimes_[key] = std::move(rt);
+  std::unique_ptr<Runtime> replaced;  // destroyed without the lock: it waits for its reads
+  {
+    std::lock_guard<std::mutex> lock(runtimes_mu_);
+    replaced = std::exchange(runtimes_[key], std::move(rt));
+  }
   return raw;
+}
+
+SweepReconciler::Runtime* SweepReconciler::FindRuntime(const std::string& key) {
+  std::lock_guard<std::mutex> lock(runtimes_mu_);
+  auto it = runtimes_.find(key);
+  return it == runtimes_.end() ? nullptr : it->second.get();
+}
+
+void SweepReconciler::EraseRuntime(const std::string& key) {
+  decltype(runtimes_)::node_type erased;  // destroyed without the lock
+  std::lock_guard<std::mutex> lock(runtimes_mu_);
+  erased = runtimes_.extract(key);
 }
 
 void SweepReconciler::RecordHeldUpTrials(Runtime& rt, const std::vector<Condition>& conditions) {

@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "operator/adapters/kube/client.h"
@@ -44,17 +45,19 @@ struct ReconcilerHooks {
 };
 
 // The BudgetSweep controller on Kubernetes: informers on BudgetSweeps and on trial pods feed a
-// work queue of sweep keys; one worker reconciles a key at a time. Reconcile is level-triggered
-// (DESIGN.md, "Data flow"): each pass rebuilds what it needs from the API, so any replica that
+// work queue of sweep keys. Run may be called on several threads: the queue hands a sweep to one
+// of them at a time, so sweeps reconcile side by side. Reconcile is level-triggered
+// (docs/design.md, "Data flow"): each pass rebuilds what it needs from the API, so any replica that
 // becomes leader, or a restarted one, carries on where the last one stopped.
 //
 // Per sweep: parse and validate the spec (what the CRD's schema and CEL cannot check becomes
-// condition InvalidSpec); keep its decisions in BudgetSweepTrial objects (kube::TrialLog); run
-// its trials as pods (kube::PodBackend, budget enforced by activeDeadlineSeconds, so deadlines
-// only ever shrink); read metrics by scraping the pods (or from Prometheus when
-// spec.metrics.prometheus.url is set); write status through /status when it changed; record
-// Kubernetes Events for starts, promotions, stops and the end. A deleted sweep's pods are
-// deleted and released, so none is orphaned.
+// condition InvalidSpec, and so does a new generation that changes an immutable field: only the
+// editable ones of spec_edits.h take effect); keep its decisions in BudgetSweepTrial objects
+// (kube::TrialLog); run its trials as pods (kube::PodBackend, budget enforced by
+// activeDeadlineSeconds, so deadlines only ever shrink); read metrics by scraping the pods (or from
+// Prometheus when spec.metrics.prometheus.url is set); write status through /status when it
+// changed; record Kubernetes Events for starts, promotions, stops and the end. A deleted sweep's
+// pods are deleted and released, so none is orphaned.
 class SweepReconciler {
  public:
   SweepReconciler(kube::Client& client, const Clock& clock, ReconcilerOptions options,
@@ -89,6 +92,9 @@ class SweepReconciler {
   void RecordEvent(Runtime& runtime, const Event& event);
   StatusOr<std::vector<nlohmann::json>> PodsOf(const std::string& ns,
                                                const std::string& sweep) const;
+  // The runtime of `key`, or nullptr. Only the worker that holds `key` may use it.
+  Runtime* FindRuntime(const std::string& key);
+  void EraseRuntime(const std::string& key);
 
   kube::Client& client_;
   const Clock& clock_;
@@ -98,6 +104,7 @@ class SweepReconciler {
   kube::EventRecorder recorder_;
   std::unique_ptr<kube::Informer> sweeps_;
   std::unique_ptr<kube::Informer> pods_;
+  std::mutex runtimes_mu_;                                    // guards the map, not the runtimes
   std::map<std::string, std::unique_ptr<Runtime>> runtimes_;  // by key
   std::atomic<bool> stopped_{false};
 };

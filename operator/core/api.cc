@@ -130,9 +130,18 @@ std::optional<Enum> ParseEnum(Fields& f, const std::string& key,
   return std::nullopt;
 }
 
-bool IsDnsLabel(const std::string& s, size_t max_length) {
-  static const std::regex kLabel("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
-  return !s.empty() && s.size() <= max_length && std::regex_match(s, kLabel);
+// Limits the CRD sets (maxProperties, maxItems) to keep its CEL rules within the API server's
+// cost budget; the validator holds files to the same.
+constexpr size_t kMaxSearchSpaceParameters = 64;
+constexpr size_t kMaxParameterValues = 1024;
+constexpr size_t kMaxCandidateListItems = 64;
+
+// Whether the list at `key` is within `max_items`; reports it when it is not.
+bool WithinMaxItems(Fields& f, const std::string& key, const json& list, size_t max_items) {
+  if (list.size() <= max_items) return true;
+  f.Error(key, "must list at most " + std::to_string(max_items) + " items, got " +
+                   std::to_string(list.size()));
+  return false;
 }
 
 void ParseParam(const std::string& name, const json& body, const std::string& path,
@@ -168,7 +177,7 @@ void ParseParam(const std::string& name, const json& body, const std::string& pa
       f.Error("values", "required for type " + body.at("type").get<std::string>());
     } else if (!values->is_array() || values->empty()) {
       f.Error("values", "must be a non-empty list");
-    } else {
+    } else if (WithinMaxItems(f, "values", *values, kMaxParameterValues)) {
       for (size_t i = 0; i < values->size(); ++i) {
         const json& v = (*values)[i];
         if (!v.is_number() && !v.is_string() && !v.is_boolean()) {
@@ -284,6 +293,7 @@ std::optional<std::vector<int>> IntegerList(Fields& f, const char* key, int lowe
     f.Error(key, "must be a non-empty list of integers");
     return std::nullopt;
   }
+  if (!WithinMaxItems(f, key, *list, kMaxCandidateListItems)) return std::nullopt;
   std::vector<int> out;
   for (size_t i = 0; i < list->size(); ++i) {
     const json& v = (*list)[i];
@@ -325,7 +335,7 @@ void ParseCandidates(const json& body, std::vector<std::string>* errors, Through
   if (const json* splits = c.Get("microBatches")) {
     if (!splits->is_array() || splits->empty()) {
       c.Error("microBatches", "must be a non-empty list of {batchSize, accumulationSteps}");
-    } else {
+    } else if (WithinMaxItems(c, "microBatches", *splits, kMaxCandidateListItems)) {
       for (size_t i = 0; i < splits->size(); ++i) {
         const std::string path = c.PathOf("microBatches") + "[" + std::to_string(i) + "]";
         if (!(*splits)[i].is_object()) {
@@ -500,6 +510,11 @@ void ParseSpec(const json& body, std::vector<std::string>* errors, SweepSpec* sp
     if (space->empty()) {
       errors->push_back("spec.searchSpace: must define at least one parameter");
     }
+    if (space->size() > kMaxSearchSpaceParameters) {
+      errors->push_back("spec.searchSpace: must define at most " +
+                        std::to_string(kMaxSearchSpaceParameters) + " parameters, got " +
+                        std::to_string(space->size()));
+    }
     for (const auto& [name, param] : space->items()) {
       ParseParam(name, param, "spec.searchSpace." + name, errors, spec);
     }
@@ -595,6 +610,13 @@ StatusOr<SweepSpec> ParseSweep(const nlohmann::json& object) {
     return InvalidArgumentError(out.str());
   }
   return spec;
+}
+
+bool IsDnsLabel(std::string_view name, size_t max_length) {
+  if (name.empty() || name.size() > max_length) return false;
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (!alnum(name.front()) || !alnum(name.back())) return false;
+  return std::all_of(name.begin(), name.end(), [&](char c) { return alnum(c) || c == '-'; });
 }
 
 const char* GoalName(Goal goal) { return goal == Goal::kMaximize ? "maximize" : "minimize"; }

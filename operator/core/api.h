@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "nlohmann/json.hpp"
@@ -95,6 +96,10 @@ struct SweepSpec {
 // On failure the InvalidArgument message lists every problem, one per line, as "path: message";
 // unknown fields are errors.
 StatusOr<SweepSpec> ParseSweep(const nlohmann::json& object);
+
+// Whether `name` is an RFC 1123 DNS label of at most `max_length` characters: lower-case letters,
+// digits and '-', starting and ending with a letter or digit.
+bool IsDnsLabel(std::string_view name, size_t max_length = 63);
 
 const char* GoalName(Goal goal);
 const char* AlgorithmName(Algorithm algorithm);

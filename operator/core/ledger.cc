@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "operator/core/reason.h"
+
 namespace bsw {
 
 std::string Denial::Message() const {
@@ -34,7 +36,7 @@ std::optional<Denial> Ledger::Admit(double requested) {
     reserved_ += requested;
     return std::nullopt;
   }
-  return Denial{"BudgetExhausted", requested, remaining()};
+  return Denial{ReasonName(Reason::kBudgetExhausted), requested, remaining()};
 }
 
 void Ledger::Release(double device_seconds) {

@@ -71,7 +71,9 @@ std::vector<Event> NewRungValues(const SweepModel& model, const Observed& observ
 // The reconcile decision: from the model, what the backend and metrics show, and the ledger, the
 // events to record and the backend actions to take, with the conditions to publish. Pure: the
 // same inputs give the same plan. Re-issues what a crash may have left undone (a launched segment
-// the backend does not have, a stop not yet carried out).
+// the backend does not have, a stop not yet carried out). Its first events record the rung
+// verdicts the model derived from the values applied before it (RungVerdict). The decisions it is
+// made of are in decisions.h.
 Plan ComputePlan(const SweepModel& model, const Observed& observed, const Ledger& ledger,
                  double now, const PlannerOptions& options = {});
 

@@ -9,10 +9,11 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kEventNames[] = {"TrialCreated",  "SegmentLaunched", "ValueRecorded",
-                                       "DeadlineMoved", "TrialStopped",    "TrialPromoted",
-                                       "SegmentEnded",  "SweepFinished",   "ProbeLaunched",
-                                       "ProbeMeasured", "ProbeEnded",      "ThroughputDecided"};
+constexpr const char* kEventNames[] = {
+    "TrialCreated",  "SegmentLaunched",   "ValueRecorded", "DeadlineMoved", "TrialStopped",
+    "TrialPromoted", "SegmentEnded",      "SweepFinished", "ProbeLaunched", "ProbeMeasured",
+    "ProbeEnded",    "ThroughputDecided", "RungVerdict"};
+constexpr const char* kVerdictNames[] = {"Continue", "Stop", "Promote"};
 constexpr const char* kTrialPhaseNames[] = {"Running", "Paused", "Completed", "Stopped", "Failed"};
 constexpr const char* kSweepPhaseNames[] = {"Pending",   "Probing",         "Running",
                                             "Completed", "BudgetExhausted", "Failed"};
@@ -31,6 +32,13 @@ bool Better(Goal goal, double a, double b) {
   return goal == Goal::kMaximize ? a > b : a < b;
 }
 
+std::optional<Verdict> ParseVerdict(const std::string& name) {
+  for (size_t i = 0; i < std::size(kVerdictNames); ++i) {
+    if (name == kVerdictNames[i]) return static_cast<Verdict>(i);
+  }
+  return std::nullopt;
+}
+
 json ParamsJson(const Config& params) {
   json p = json::array();
   for (const auto& [name, v] : params) p.push_back({name, v});
@@ -44,6 +52,14 @@ const char* TrialPhaseName(TrialPhase phase) {
 }
 const char* SweepPhaseName(SweepPhase phase) {
   return kSweepPhaseNames[static_cast<size_t>(phase)];
+}
+const char* VerdictName(Verdict verdict) { return kVerdictNames[static_cast<size_t>(verdict)]; }
+
+const RungVerdict* Trial::StopVerdict() const {
+  for (const auto& [resource, v] : rung_verdicts) {
+    if (v.verdict == Verdict::kStop) return &v;
+  }
+  return nullptr;
 }
 
 json Event::ToJson() const {
@@ -106,6 +122,13 @@ json Event::ToJson() const {
     case Type::kSweepFinished:
       j.update({{"phase", SweepPhaseName(phase)}, {"reason", reason}, {"message", message}});
       break;
+    case Type::kRungVerdict:
+      j.update({{"trial", trial},
+                {"rung", rung},
+                {"resource", resource},
+                {"verdict", VerdictName(verdict)}});
+      if (!message.empty()) j["message"] = message;
+      break;
   }
   return j;
 }
@@ -158,6 +181,13 @@ StatusOr<Event> Event::FromJson(const json& j) {
       if (phase == kSweepPhaseNames[i]) e.phase = static_cast<SweepPhase>(i);
     }
   }
+  if (e.type == Type::kRungVerdict) {
+    std::optional<Verdict> verdict = ParseVerdict(str("verdict"));
+    if (!verdict) {
+      return InvalidArgumentError("journal record has unknown verdict \"" + str("verdict") + "\"");
+    }
+    e.verdict = *verdict;
+  }
   if (j.contains("params") && j.at("params").is_array()) {
     for (const json& p : j.at("params")) {
       if (p.is_array() && p.size() == 2 && p[0].is_string()) {
@@ -195,13 +225,6 @@ std::optional<int64_t> SweepModel::FindTrial(const std::string& name) const {
   return it->second;
 }
 
-bool SweepModel::CanCreateTrial() const {
-  int64_t n = trial_count();
-  if (spec_.max_trials && n >= *spec_.max_trials) return false;
-  std::optional<int64_t> size = space_.FiniteSize();
-  return !size || n < *size;
-}
-
 Trial* SweepModel::Mutable(int64_t index) {
   if (index < 0 || index >= trial_count()) return nullptr;
   return &trials_[static_cast<size_t>(index)];
@@ -224,7 +247,6 @@ void SweepModel::RecordValue(Trial& t, const Event& e) {
   int rung = rungs_.IndexOf(e.resource);
   if (rung < 0 || t.rung_values.contains(e.resource)) return;
   t.rung_values[e.resource] = e.value;
-  t.last_value_at = e.at;
   if (e.units > 0 && e.seconds > 0 && !t.segments.empty()) {
     std::vector<CostPoint>& measured = t.segments.back().measured;
     CostPoint point{e.units, e.seconds};
@@ -246,16 +268,36 @@ void SweepModel::RecordValue(Trial& t, const Event& e) {
     }
     return;
   }
+  // Derived, not yet recorded: the planner records it (RungVerdict), and replay applies the
+  // recorded one over it. A journal written before verdicts were journaled keeps this one.
   if (keep) {
-    ++continued_[static_cast<size_t>(rung)];
-  } else if (!t.rung_verdict_stop) {
-    char msg[256];
-    std::snprintf(msg, sizeof msg,
-                  "value %g at rung %d (%s %g) is not in the top 1/%d of the %lld values "
-                  "recorded there",
-                  e.value, rung, spec_.resource_unit.c_str(), e.resource, spec_.reduction_factor,
-                  static_cast<long long>(scheduler_.recorded(rung)));
-    t.rung_verdict_stop = msg;
+    SetVerdict(t, e.resource, RungVerdict{Verdict::kContinue, "", false});
+    return;
+  }
+  char msg[256];
+  std::snprintf(msg, sizeof msg,
+                "value %g at rung %d (%s %g) is not in the top 1/%d of the %lld values "
+                "recorded there",
+                e.value, rung, spec_.resource_unit.c_str(), e.resource, spec_.reduction_factor,
+                static_cast<long long>(scheduler_.recorded(rung)));
+  SetVerdict(t, e.resource, RungVerdict{Verdict::kStop, msg, false});
+}
+
+void SweepModel::SetVerdict(Trial& t, double resource, RungVerdict verdict) {
+  int rung = rungs_.IndexOf(resource);
+  auto counted = [&](const RungVerdict& v) {
+    return v.verdict == Verdict::kContinue && rung >= 0 && rung < scheduler_.decision_rungs();
+  };
+  auto [it, added] = t.rung_verdicts.try_emplace(resource, verdict);
+  if (!added) {
+    if (counted(it->second)) --continued_[static_cast<size_t>(rung)];
+    it->second = std::move(verdict);
+  }
+  if (counted(it->second)) ++continued_[static_cast<size_t>(rung)];
+  if (it->second.recorded) {
+    unrecorded_verdicts_.erase({t.index, resource});
+  } else {
+    unrecorded_verdicts_.insert({t.index, resource});
   }
 }
 
@@ -315,37 +357,19 @@ Status SweepModel::Apply(const Event& e) {
       if (t->segments.empty() || t->segments.back().ended) SetPhase(*t, TrialPhase::kStopped);
       break;
     case Type::kTrialPromoted:
+      if (e.rung < 0 || e.rung >= scheduler_.decision_rungs()) {
+        return InvalidArgumentError("trial " + std::to_string(e.trial) + " promoted from rung " +
+                                    std::to_string(e.rung) + ", which decides nothing");
+      }
       scheduler_.MarkPromoted(e.trial, e.rung);
+      SetVerdict(*t, rungs_.at(e.rung), RungVerdict{Verdict::kPromote, e.message, true});
       break;
-    case Type::kSegmentEnded: {
-      if (t->segments.empty()) break;
-      SegmentRecord& seg = t->segments.back();
-      seg.ended = true;
-      seg.started = e.started;
-      seg.finished = e.finished;
-      seg.devices = e.devices;
-      if (e.reason == "Error" || e.reason == "Lost" || e.reason == "Diverged") {
-        recent_failures_.push_back({e.trial, e.segment, e.reason, e.message, e.output});
-        if (recent_failures_.size() > kRecentFailures) recent_failures_.pop_front();
-      }
-      if (t->stop_requested) {
-        SetPhase(*t, TrialPhase::kStopped);
-      } else if (e.reason.empty()) {
-        SetPhase(*t, seg.until >= rungs_.max() ? TrialPhase::kCompleted : TrialPhase::kPaused);
-      } else if (e.reason == "Interrupted") {
-        // Still active: the planner launches its next segment from the checkpoint.
-      } else if (e.reason == "Error" || e.reason == "Lost") {
-        ++t->failures;
-        t->reason = e.reason;
-        t->message = e.message;
-        if (t->failures > spec_.max_retries) SetPhase(*t, TrialPhase::kFailed);
-      } else {
-        t->reason = e.reason;
-        t->message = e.message;
-        SetPhase(*t, TrialPhase::kStopped);
-      }
+    case Type::kSegmentEnded:
+      EndSegment(*t, e);
       break;
-    }
+    case Type::kRungVerdict:
+      SetVerdict(*t, e.resource, RungVerdict{e.verdict, e.message, true});
+      break;
     case Type::kTrialCreated:
     case Type::kSweepFinished:
     case Type::kProbeLaunched:
@@ -357,12 +381,42 @@ Status SweepModel::Apply(const Event& e) {
   return OkStatus();
 }
 
+void SweepModel::EndSegment(Trial& t, const Event& e) {
+  if (t.segments.empty()) return;
+  SegmentRecord& seg = t.segments.back();
+  seg.ended = true;
+  seg.started = e.started;
+  seg.finished = e.finished;
+  seg.devices = e.devices;
+  std::optional<Reason> reason = ParseReason(e.reason);
+  if (reason && TrainerFailed(*reason)) {
+    recent_failures_.push_back({e.trial, e.segment, e.reason, e.message, e.output});
+    if (recent_failures_.size() > kRecentFailures) recent_failures_.pop_front();
+  }
+  if (t.stop_requested) {
+    SetPhase(t, TrialPhase::kStopped);
+  } else if (reason == Reason::kNone) {
+    SetPhase(t, seg.until >= rungs_.max() ? TrialPhase::kCompleted : TrialPhase::kPaused);
+  } else if (reason == Reason::kInterrupted) {
+    // Still active: the planner launches its next segment from the checkpoint.
+  } else if (reason && Retryable(*reason)) {
+    ++t.failures;
+    t.reason = e.reason;
+    t.message = e.message;
+    if (t.failures > spec_.max_retries) SetPhase(t, TrialPhase::kFailed);
+  } else {
+    t.reason = e.reason;
+    t.message = e.message;
+    SetPhase(t, TrialPhase::kStopped);
+  }
+}
+
 Status SweepModel::ApplyProbeEvent(const Event& e) {
   using Type = Event::Type;
   if (e.type == Type::kThroughputDecided) {
     ThroughputDecision d;
     d.chosen = static_cast<int>(e.trial);
-    d.target_met = e.reason == "TargetMet";
+    d.target_met = e.reason == ReasonName(Reason::kTargetMet);
     d.reason = e.reason;
     d.message = e.message;
     d.trial_args = e.params;

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nlohmann/json.hpp"
@@ -14,6 +15,7 @@
 #include "operator/core/asha.h"
 #include "operator/core/ledger.h"
 #include "operator/core/probe.h"
+#include "operator/core/reason.h"
 #include "operator/core/search_space.h"
 #include "operator/core/status.h"
 
@@ -27,8 +29,14 @@ const char* TrialPhaseName(TrialPhase phase);
 std::string TrialName(const std::string& sweep, int64_t index);
 const char* SweepPhaseName(SweepPhase phase);
 
+// What a rung decided for a trial that reached it. Stop mode: continue or stop when its value
+// arrives; pause mode: promote when a slot takes it on.
+enum class Verdict { kContinue, kStop, kPromote };
+const char* VerdictName(Verdict verdict);
+
 // A change to the sweep, as written to the journal before it is carried out. Replaying the
-// journal's events in order rebuilds the model exactly, including every ASHA decision.
+// journal's events in order rebuilds the model exactly, including every ASHA decision: each is a
+// recorded event (kRungVerdict, kTrialPromoted), never recomputed.
 struct Event {
   enum class Type {
     kTrialCreated,     // trial, params
@@ -46,6 +54,8 @@ struct Event {
     kProbeEnded,       // trial, reason ("" when measured), message, output, seconds
                        // (device-seconds)
     kThroughputDecided,  // trial (the chosen probe, -1 for none), reason, message, params
+    kRungVerdict,        // trial, rung, resource, verdict (kContinue or kStop), message (why a
+                         // stop)
   };
   Type type = Type::kTrialCreated;
   double at = 0;  // unix seconds when it was decided
@@ -60,6 +70,7 @@ struct Event {
   double seconds = 0;
   double units = 0;
   int rung = 0;
+  Verdict verdict = Verdict::kContinue;
   SweepPhase phase = SweepPhase::kRunning;
   std::string reason;
   std::string message;
@@ -101,6 +112,15 @@ struct SegmentRecord {
   std::vector<CostPoint> measured;
 };
 
+// A rung's verdict on a trial, as its record shows it beside the rung's value.
+struct RungVerdict {
+  Verdict verdict = Verdict::kContinue;
+  std::string message;  // why, for a stop or a promotion outside the 1/η quota
+  // False while only derived from the values when this trial's value was recorded: a journal
+  // written before verdicts were journaled, or a pass that ended before the planner recorded it.
+  bool recorded = false;
+};
+
 struct Trial {
   int64_t index = 0;
   std::string name;
@@ -108,15 +128,15 @@ struct Trial {
   TrialPhase phase = TrialPhase::kRunning;
   std::string reason;  // why it stopped or failed
   std::string message;
-  std::map<double, double> rung_values;  // objective at each rung's resource
+  std::map<double, double> rung_values;         // objective at each rung's resource
+  std::map<double, RungVerdict> rung_verdicts;  // by the rung's resource, as rung_values
   std::vector<SegmentRecord> segments;
-  double last_value_at = 0;  // when the latest rung value was recorded
   int failures = 0;
   bool stop_requested = false;
-  // Stop mode: set when a rung decided against the trial; the planner then stops it.
-  std::optional<std::string> rung_verdict_stop;
 
   double progress() const { return rung_values.empty() ? 0 : rung_values.rbegin()->first; }
+  // Stop mode: the first rung verdict against the trial, if any; the planner then stops it.
+  const RungVerdict* StopVerdict() const;
 };
 
 // A segment that the trainer itself ended badly (reason Error, Lost or Diverged). The newest
@@ -158,12 +178,15 @@ class SweepModel {
   const std::set<int64_t>& active() const { return active_; }
   int64_t count(TrialPhase phase) const { return counts_[static_cast<size_t>(phase)]; }
 
-  // Whether a new configuration may still be created (maxTrials, or the end of a grid).
-  bool CanCreateTrial() const;
   std::string TrialName(int64_t index) const;
 
   // Stop mode: how many values each rung continued.
   int64_t continued(int rung) const { return continued_.at(static_cast<size_t>(rung)); }
+  // Stop mode: the (trial, rung resource) verdicts not recorded yet (RungVerdict::recorded), in
+  // order.
+  const std::set<std::pair<int64_t, double>>& unrecorded_verdicts() const {
+    return unrecorded_verdicts_;
+  }
   std::optional<BestResult> best() const { return best_; }
   // The newest failures, oldest first; at most kRecentFailures.
   const std::deque<FailureRecord>& recent_failures() const { return recent_failures_; }
@@ -190,6 +213,8 @@ class SweepModel {
   Trial* Mutable(int64_t index);
   void SetPhase(Trial& t, TrialPhase phase);
   void RecordValue(Trial& t, const Event& e);
+  void SetVerdict(Trial& t, double resource, RungVerdict verdict);
+  void EndSegment(Trial& t, const Event& e);
   Status ApplyProbeEvent(const Event& e);
 
   SweepSpec spec_;
@@ -202,6 +227,7 @@ class SweepModel {
   std::set<int64_t> active_;
   std::vector<int64_t> counts_ = std::vector<int64_t>(5, 0);
   std::vector<int64_t> continued_;
+  std::set<std::pair<int64_t, double>> unrecorded_verdicts_;
   std::optional<BestResult> best_;
   std::deque<FailureRecord> recent_failures_;
   std::vector<ProbeRun> probes_;

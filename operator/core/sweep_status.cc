@@ -1,20 +1,12 @@
 #include "operator/core/sweep_status.h"
 
 #include <cmath>
-#include <ctime>
+
+#include "operator/core/rfc3339.h"
 
 namespace bsw {
 
 using nlohmann::json;
-
-std::string Rfc3339(double unix_seconds) {
-  auto t = static_cast<time_t>(std::floor(unix_seconds));
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 json MergeConditions(const json& previous, const std::vector<Condition>& fresh, double now,
                      int64_t generation) {

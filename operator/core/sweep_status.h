@@ -11,9 +11,6 @@
 
 namespace bsw {
 
-// Formats unix seconds as RFC 3339 in UTC, e.g. "2026-12-02T09:00:15Z".
-std::string Rfc3339(double unix_seconds);
-
 // Carries lastTransitionTime over from `previous` (a status.conditions array) unless a condition's
 // status flipped, and stamps every condition with `generation`.
 nlohmann::json MergeConditions(const nlohmann::json& previous, const std::vector<Condition>& fresh,

@@ -15,6 +15,7 @@ class MetricSource {
   virtual ~MetricSource() = default;
   // Reads `objective_metric` and the progress series of one segment.
   // An unreachable or empty source is not an error of the trial: the caller treats it as Unknown.
+  // Thread-safe: the controller reads several segments at once (MetricReader).
   virtual StatusOr<TrialMetrics> Read(const std::string& sweep, const SegmentStatus& segment,
                                       const std::string& objective_metric) = 0;
 };

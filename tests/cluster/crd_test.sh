@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The BudgetSweep CRD (crds/budgetsweeps.budgetsweep.dev.yaml) on a real kube-apiserver, side by
 # side with `budgetsweep validate` (operator/core/api.cc, ParseSweep): both accept the same good
-# sweeps and reject the same bad ones, each naming the field.
+# sweeps and reject the same bad ones, each naming the field. On an existing sweep, an edit of an
+# immutable field is refused naming the field, and one of the editable fields only (budget,
+# parallelism, maxTrials, maxFailedTrials, metrics) is stored.
 #
 #   eval "$(tests/cluster/up.sh | tail -1)"
 #   BUDGETSWEEP=build/operator/cmd/budgetsweep tests/cluster/crd_test.sh
@@ -234,7 +236,69 @@ got=$(k get -n "$NS" bsw crd-base -o jsonpath='{.spec.parallelism} {.status.phas
 out=$(k patch -n "$NS" bsw crd-base --subresource=status --type=merge -p '{"status":{"best":{"value":null}}}' 2>&1) &&
   pass "status.best.value may be null" || { fail "status.best.value null:"; indent <<<"$out"; }
 
+# ---- safe spec edits: on an existing sweep only the editable fields may change -------------------
+# The CEL transition rules (self == oldSelf) run on updates: `kubectl apply` of crd-base (created
+# above) with an immutable field edited is rejected, naming the field, and stores nothing; the
+# same with only editable fields edited is stored.
+immutable() {   # immutable NAME FILE PATCH FIELD: kubectl apply of FILE edited by PATCH is refused
+  local name=$1 file=$2 patch=$3 field=$4 f=$TMP/edit-$1.json out type=merge
+  [[ $patch == \[* ]] && type=json
+  k patch --local -f "$file" --type="$type" -p "$patch" -o json >"$f"
+  if out=$(k apply -n "$NS" -f "$f" 2>&1); then
+    fail "$name: kubectl apply accepted an edit of $field"
+  elif ! grep -qF -- "$field: Forbidden: $field is immutable" <<<"$out"; then
+    fail "$name: kubectl apply's error does not name $field as immutable:"; indent <<<"$out"
+  else
+    pass "$name: kubectl apply refuses it: $(grep -oF -- "$field: Forbidden: $field is immutable" <<<"$out" | head -1)"
+  fi
+}
+immutable edit-param         "$BASE" '{"spec":{"searchSpace":{"lr":{"max":0.5}}}}'      spec.searchSpace
+immutable edit-param-added   "$BASE" '{"spec":{"searchSpace":{"dropout":{"type":"uniform","min":0,"max":0.5}}}}' spec.searchSpace
+immutable edit-values        "$BASE" '{"spec":{"searchSpace":{"batch-size":{"values":[64,128]}}}}' spec.searchSpace
+immutable edit-resource      "$BASE" '{"spec":{"resource":{"max":81}}}'                  spec.resource
+immutable edit-objective     "$BASE" '{"spec":{"objective":{"metric":"loss"}}}'           spec.objective
+immutable edit-seed          "$BASE" '{"spec":{"scheduler":{"seed":2}}}'                  spec.scheduler
+immutable edit-gpus          "$BASE" '{"spec":{"trial":{"gpus":2}}}'                      spec.trial
+immutable edit-image         "$BASE" '[{"op":"replace","path":"/spec/trial/template/spec/containers/0/image","value":"budgetsweep/trainer:0.2.0"}]' spec.trial
+immutable edit-throughput    "$BASE" '{"spec":{"throughput":{"targetUtilization":0.5}}}'  spec.throughput
+immutable throughput-removed "$BASE" '{"spec":{"throughput":null}}'                       spec.throughput
+immutable throughput-added   "$TMP/minimal.yaml" '{"spec":{"throughput":{"enabled":true}}}' spec.throughput
+immutable edit-mixed         "$BASE" '{"spec":{"parallelism":2,"resource":{"max":81}}}'  spec.resource
+got=$(k get -n "$NS" bsw crd-base -o jsonpath='{.spec.resource.max} {.spec.parallelism} {.spec.scheduler.seed} {.spec.trial.template.spec.containers[0].image} {.spec.throughput.targetUtilization}')
+want="27 4 1 budgetsweep/trainer:0.1.0 0.9"
+[ "$got" = "$want" ] && pass "refused edits changed nothing: $got" ||
+  fail "crd-base after refused edits: '$got', want '$want'"
+
+editable='{"spec":{"budget":{"gpuHours":0.5},"parallelism":2,"maxTrials":10,"maxFailedTrials":5,"metrics":{"prometheus":null,"missingTimeoutSeconds":60}}}'
+k patch --local -f "$BASE" --type=merge -p "$editable" -o json >"$TMP/edit-editable.json"
+if out=$(k apply -n "$NS" -f "$TMP/edit-editable.json" 2>&1); then
+  got=$(k get -n "$NS" bsw crd-base -o jsonpath='{.spec.budget.gpuHours} {.spec.parallelism} {.spec.maxTrials} {.spec.maxFailedTrials} {.spec.metrics.missingTimeoutSeconds} [{.spec.metrics.prometheus}]')
+  [ "$got" = "0.5 2 10 5 60 []" ] && pass "kubectl apply takes an edit of the editable fields: $got" ||
+    fail "editable fields stored as '$got', want '0.5 2 10 5 60 []'"
+else
+  fail "kubectl apply refuses an edit of the editable fields only:"; indent <<<"$out"
+fi
+k patch --local -f "$TMP/edit-editable.json" --type=merge -p '{"spec":{"maxTrials":null}}' -o json >"$TMP/edit-no-max.json"
+if out=$(k apply -n "$NS" -f "$TMP/edit-no-max.json" 2>&1); then
+  got=$(k get -n "$NS" bsw crd-base -o jsonpath='[{.spec.maxTrials}]')
+  [ "$got" = "[]" ] && pass "kubectl apply removes spec.maxTrials (editable)" || fail "spec.maxTrials stored as $got"
+else
+  fail "kubectl apply refuses removing spec.maxTrials:"; indent <<<"$out"
+fi
+# kubectl edit sends a patch: lowering the budget that way is taken too.
+if out=$(k patch -n "$NS" bsw crd-minimal --type=merge -p '{"spec":{"budget":{"gpuHours":0.25}}}' 2>&1); then
+  got=$(k get -n "$NS" bsw crd-minimal -o jsonpath='{.spec.budget.gpuHours}')
+  [ "$got" = 0.25 ] && pass "kubectl patch lowers spec.budget.gpuHours" ||
+    fail "spec.budget.gpuHours stored as $got after kubectl patch"
+else
+  fail "kubectl patch of spec.budget.gpuHours:"; indent <<<"$out"
+fi
+
 # ---- sweeps both sides reject, each naming the field ----------------------------------------------
+# Each file below is a new sweep (crd-new, never created), so that the server checks it as a
+# create: the transition rules above do not apply.
+NEW=$TMP/new.json
+k patch --local -f "$BASE" --type=merge -p '{"metadata":{"name":"crd-new"}}' -o json >"$NEW"
 # reject NAME PATCH KUBE_FIELD CLI_FIELD: PATCH (a JSON merge patch, or a JSON patch when it starts
 # with '[') applied to the base sweep must be rejected by kubectl apply (server-side dry run, strict
 # field validation: kubectl's default) with a message naming KUBE_FIELD, and by budgetsweep
@@ -244,7 +308,7 @@ out=$(k patch -n "$NS" bsw crd-base --subresource=status --type=merge -p '{"stat
 reject() {
   local name=$1 patch=$2 kfield=$3 cfield=$4 f=$TMP/bad-$1.json out rc type=merge
   [[ $patch == \[* ]] && type=json
-  k patch --local -f "$BASE" --type="$type" -p "$patch" -o json >"$f"
+  k patch --local -f "$NEW" --type="$type" -p "$patch" -o json >"$f"
   if out=$(k apply --dry-run=server -n "$NS" -f "$f" 2>&1); then
     fail "$name: kubectl apply accepted it"
   elif ! out=$(sed -E 's/\[([^]0-9][^]]*)\]/.\1/g' <<<"$out"); then
@@ -331,7 +395,7 @@ reject microbatch-no-size   '{"spec":{"throughput":{"candidates":{"microBatches"
 # ---- CLI-only: the CRD cannot express these (see the top of this file) ----------------------------
 cli_only() {   # cli_only NAME PATCH CLI_FIELD: kubectl accepts, budgetsweep validate rejects
   local name=$1 patch=$2 cfield=$3 f=$TMP/cli-$1.json out rc
-  k patch --local -f "$BASE" --type=merge -p "$patch" -o json >"$f"
+  k patch --local -f "$NEW" --type=merge -p "$patch" -o json >"$f"
   if out=$(k apply --dry-run=server -n "$NS" -f "$f" 2>&1); then
     pass "$name: the CRD accepts it (cannot express it; the operator reports InvalidSpec)"
   else
@@ -361,7 +425,7 @@ values() {   # values N: a choice parameter with N values, as a JSON patch
 }
 limit() {   # limit NAME PATCH KUBE_OK: the CLI accepts it; kubectl accepts it iff KUBE_OK=yes
   local name=$1 patch=$2 want=$3 f=$TMP/limit-$1.json out got=no
-  k patch --local -f "$BASE" --type=json -p "$patch" -o json >"$f"
+  k patch --local -f "$NEW" --type=json -p "$patch" -o json >"$f"
   out=$(k apply --dry-run=server -n "$NS" -f "$f" 2>&1) && got=yes
   [ "$got" = "$want" ] && pass "$name: kubectl apply accepts it: $got" ||
     { fail "$name: kubectl apply accepts it: $got, want $want"; indent <<<"$out"; }

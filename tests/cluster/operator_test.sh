@@ -320,7 +320,7 @@ print(n)')
 [ "$dups" -eq 0 ] && pass "no segment launched twice in the records" || fail "$dups duplicate launches"
 used=$(field crashy .status.budget.used)
 used=${used:-nan}
-# DESIGN.md overspend bound: (grace period + one resync) x running GPUs, here (2 + 0.3) s x 4.
+# The overspend bound (docs/design.md, "Budget invariants"): (grace period + one resync) x running GPUs, here (2 + 0.3) s x 4.
 python3 - "$ran" "$used" "$npods" <<'PY' && pass "charge within the bound (used $used GPU-h, ran $ran device-s, $npods pods)" ||
 import sys
 ran, used, pods = float(sys.argv[1]), float(sys.argv[2]) * 3600, int(sys.argv[3])

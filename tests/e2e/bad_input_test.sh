@@ -72,6 +72,50 @@ sed -i 's/lr: {type: logUniform, min: 1.0e-4/lr: {type: logUniform, min: 0/' "$W
 check log-uniform-min "$WORK/log-min.yaml" "spec.searchSpace.lr.min: must be greater than 0 on a log scale"
 
 check missing-file "$WORK/does-not-exist.yaml" "does-not-exist.yaml: cannot open"
+mkdir "$WORK/a-directory.yaml"
+check directory "$WORK/a-directory.yaml" "a-directory.yaml: is a directory"
+
+# Hostile input is bounded: a nine-level alias bomb ("billion laughs", 10^9 scalars expanded) is
+# rejected in under 1 s and 100 MB of peak resident memory. Each command runs under a 1 GiB
+# address-space cap and a 20 s timeout, so an unbounded reader fails here instead of exhausting
+# the machine.
+{
+  printf 'apiVersion: budgetsweep.dev/v1alpha1\nkind: BudgetSweep\nmetadata: {name: bomb}\n'
+  printf 'spec:\n  objective: {metric: &a0 [lol]}\n'
+  for level in 1 2 3 4 5 6 7 8 9; do
+    printf '  l%d: &a%d [' "$level" "$level"
+    for i in 0 1 2 3 4 5 6 7 8 9; do printf '%s*a%d' "$([ "$i" -eq 0 ] || echo ', ')" $((level - 1)); done
+    printf ']\n'
+  done
+} >"$WORK/bomb.yaml"
+bomb_limit="bomb.yaml:10:27: the document has more than 100000 nodes with its aliases expanded"
+check alias-bomb "$WORK/bomb.yaml" "$bomb_limit"
+# Prints "rc wall_seconds peak_rss_kb" of one command (the peak of the child alone).
+measure() {
+  python3 - "$@" <<'PY'
+import resource, subprocess, sys, time
+def cap():
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+start = time.monotonic()
+try:
+    rc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                        preexec_fn=cap, timeout=20).returncode
+except subprocess.TimeoutExpired:
+    rc = 124
+wall = time.monotonic() - start
+print(rc, f"{wall:.3f}", resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+PY
+}
+for verb in validate run; do
+  args=("$BSW" "$verb" "$WORK/bomb.yaml")
+  [ "$verb" = validate ] || args+=(--state-dir "$WORK/state-bomb-measured")
+  read -r rc wall rss_kb < <(measure "${args[@]}")
+  [ "$rc" -eq 2 ] || fail "alias-bomb: $verb exited $rc, want 2"
+  python3 -c "import sys; sys.exit(0 if float('$wall') < 1.0 else 1)" ||
+    fail "alias-bomb: $verb took $wall s, limit 1 s"
+  [ "$rss_kb" -lt $((100 * 1024)) ] || fail "alias-bomb: $verb peaked at $rss_kb KB, limit 100 MB"
+  echo "ok: alias-bomb $verb -> exit $rc in $wall s, peak RSS $rss_kb KB"
+done
 
 # Preflight, `run` only (`validate` knows nothing of the machine the trials would run on): a
 # trial command that is not there, or not executable, fails before any trial starts.

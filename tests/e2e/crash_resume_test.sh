@@ -19,10 +19,18 @@ for delay in 2.5 1.7 3.1; do
   echo "killed the runner after ${delay}s: $(grep -c SegmentLaunched "$WORK/state/journal.jsonl") segments launched so far"
 done
 
+# The killed runs left trials to resume; the run that resumes them keeps every complete line of
+# the journal it found (a torn last line may be dropped) and appends to it.
+cp "$WORK/state/journal.jsonl" "$WORK/journal-before.jsonl"
+created_before=$(grep -c TrialCreated "$WORK/journal-before.jsonl" || true)
+[ "$created_before" -gt 0 ] || fail "the killed runs journaled no trial: nothing was resumed"
 "$BSW" run "$WORK/sweep.yaml" --state-dir "$WORK/state" --output json >"$WORK/status.json" \
   2>"$WORK/progress.log" || { cat "$WORK/progress.log" >&2; fail "resumed run exited $?"; }
 cat "$WORK/status.json"
-grep -q "resuming sweep" "$WORK/progress.log" || true
+lines_before=$(wc -l <"$WORK/journal-before.jsonl")
+head -n "$lines_before" "$WORK/state/journal.jsonl" | cmp -s - <(head -n "$lines_before" "$WORK/journal-before.jsonl") ||
+  fail "the resumed run did not continue the journal it found"
+echo "ok: resumed from $created_before journaled trials ($lines_before events)"
 [ "$(json_get "$WORK/status.json" 's["phase"]')" = Completed ] || fail "phase is not Completed"
 [ "$(json_get "$WORK/status.json" 's["trials"]["created"]')" -eq 8 ] || fail "not 8 trials"
 json_get "$WORK/status.json" 's["budget"]["used"] <= s["budget"]["gpuHours"] or sys.exit(1)' >/dev/null \

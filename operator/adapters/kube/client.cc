@@ -14,11 +14,11 @@
 #include <exception>
 #include <fstream>
 #include <sstream>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "operator/adapters/kube/rate_limit.h"
+#include "operator/adapters/system_clock.h"
 
 namespace bsw::kube {
 namespace {
@@ -27,10 +27,6 @@ constexpr double kMaxRetryBackoffSeconds = 30;
 constexpr size_t kMaxIdleConnections = 8;
 // A watch's connection may stay quiet until the server's timeoutSeconds; read past it.
 constexpr int kWatchReadGraceSeconds = 30;
-
-double SteadySeconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 struct X509Deleter {
   void operator()(X509* cert) const { X509_free(cert); }
@@ -150,13 +146,16 @@ std::string Name(const Json& object) {
 // The bearer token, re-read from its file once it is older than the refresh period.
 class TokenSource {
  public:
-  TokenSource(std::string token, std::string file, double refresh_seconds)
-      : token_(std::move(token)), file_(std::move(file)), refresh_seconds_(refresh_seconds) {}
+  TokenSource(std::string token, std::string file, double refresh_seconds, const Clock& clock)
+      : token_(std::move(token)),
+        file_(std::move(file)),
+        refresh_seconds_(refresh_seconds),
+        clock_(clock) {}
 
   std::string Token() {
     if (file_.empty()) return token_;
     std::lock_guard<std::mutex> lock(mu_);
-    double now = SteadySeconds();
+    double now = clock_.MonotonicSeconds();
     if (read_at_ < 0 || now - read_at_ >= refresh_seconds_) {
       std::ifstream in(file_);
       std::ostringstream text;
@@ -173,6 +172,7 @@ class TokenSource {
   std::string token_;
   std::string file_;
   double refresh_seconds_;
+  const Clock& clock_;
   double read_at_ = -1;
 };
 
@@ -211,6 +211,7 @@ bool WatchCancel::cancelled() const {
 struct Client::Impl {
   KubeConfig config;
   ClientOptions options;
+  const Clock& clock;
   ServerUrl url;
   std::unique_ptr<X509, X509Deleter> client_cert;
   std::unique_ptr<EVP_PKEY, KeyDeleter> client_key;
@@ -225,7 +226,10 @@ struct Client::Impl {
   std::vector<std::unique_ptr<httplib::ClientImpl>> idle;
 
   Impl(KubeConfig c, ClientOptions o)
-      : config(std::move(c)), options(std::move(o)), bucket(options.qps, options.burst) {}
+      : config(std::move(c)),
+        options(std::move(o)),
+        clock(options.clock != nullptr ? *options.clock : SystemClock::Get()),
+        bucket(options.qps, options.burst) {}
 
   ~Impl() {
     if (ca_fd >= 0) close(ca_fd);
@@ -257,20 +261,13 @@ struct Client::Impl {
       ca_file = "/proc/self/fd/" + std::to_string(ca_fd);
     }
     token = std::make_unique<TokenSource>(config.token, config.token_file,
-                                          config.token_refresh_seconds);
+                                          config.token_refresh_seconds, clock);
     return OkStatus();
   }
 
-  void Sleep(double seconds) {
-    if (seconds <= 0) return;
-    if (options.sleep) {
-      options.sleep(seconds);
-    } else {
-      std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-    }
-  }
+  void Sleep(double seconds) { clock.SleepFor(seconds); }
 
-  void Throttle() { Sleep(bucket.Reserve(SteadySeconds())); }
+  void Throttle() { Sleep(bucket.Reserve(clock.MonotonicSeconds())); }
 
   std::unique_ptr<httplib::ClientImpl> Connect(double read_timeout_seconds) {
     std::unique_ptr<httplib::ClientImpl> connection;
@@ -534,13 +531,15 @@ Status Client::Watch(const Resource& resource, const std::string& ns, const Watc
   return OkStatus();
 }
 
-Status RetryOnConflict(const std::function<Status()>& attempt, int max_attempts) {
+Status RetryOnConflict(const std::function<Status()>& attempt, int max_attempts,
+                       const Clock* clock) {
+  const Clock& pause = clock != nullptr ? *clock : SystemClock::Get();
   Status status;
   for (int i = 0; i < max_attempts; ++i) {
     status = attempt();
     if (!IsConflict(status)) return status;
     // A short pause lets the competing writer finish; the next attempt re-reads anyway.
-    std::this_thread::sleep_for(std::chrono::milliseconds(10 * (i + 1)));
+    pause.SleepFor(0.01 * (i + 1));
   }
   return status;
 }

@@ -12,6 +12,7 @@
 #include "operator/adapters/kube/config.h"
 #include "operator/adapters/kube/errors.h"
 #include "operator/core/status.h"
+#include "operator/ports/clock.h"
 
 namespace httplib {
 class ClientImpl;
@@ -72,8 +73,9 @@ struct ClientOptions {
   double retry_backoff_seconds = 0.8;
   // Retry-After values above this are clamped.
   double max_retry_after_seconds = 60;
-  // How the client waits between retries and for rate-limit tokens; a seam for tests.
-  std::function<void(double seconds)> sleep;
+  // Times the waits between retries and for rate-limit tokens, and the token file's refresh; must
+  // outlive the client. Default: SystemClock::Get().
+  const Clock* clock = nullptr;
 };
 
 // Cancels a Watch from another thread: Cancel() closes its connection, so the Watch returns
@@ -154,9 +156,10 @@ class Client {
 };
 
 // Runs `attempt` (re-read the object, re-apply the change, write it) until it succeeds, fails
-// with something other than a Conflict, or `max_attempts` attempts are spent; returns its last
-// Status.
-[[nodiscard]] Status RetryOnConflict(const std::function<Status()>& attempt, int max_attempts = 5);
+// with something other than a Conflict, or `max_attempts` attempts are spent, pausing briefly on
+// `clock` (default: SystemClock::Get()) between attempts; returns its last Status.
+[[nodiscard]] Status RetryOnConflict(const std::function<Status()>& attempt, int max_attempts = 5,
+                                     const Clock* clock = nullptr);
 
 // "namespace/name", or "name" for a cluster-scoped object.
 std::string ObjectKey(const Json& object);

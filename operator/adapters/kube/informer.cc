@@ -3,8 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <chrono>
+#include <bit>
 
+#include "operator/adapters/system_clock.h"
 #include "operator/core/random.h"
 
 namespace bsw::kube {
@@ -25,10 +26,9 @@ Informer::Informer(Client& client, Resource resource, InformerOptions options,
       resource_(std::move(resource)),
       options_(std::move(options)),
       handlers_(std::move(handlers)),
-      random_state_(options_.seed != 0
-                        ? options_.seed
-                        : static_cast<uint64_t>(
-                              std::chrono::steady_clock::now().time_since_epoch().count())) {}
+      clock_(options_.clock != nullptr ? *options_.clock : SystemClock::Get()),
+      random_state_(options_.seed != 0 ? options_.seed
+                                       : std::bit_cast<uint64_t>(clock_.MonotonicSeconds())) {}
 
 Informer::~Informer() { Stop(); }
 
@@ -53,8 +53,8 @@ bool Informer::HasSynced() const {
 
 bool Informer::WaitForSync(double timeout_seconds) const {
   std::unique_lock<std::mutex> lock(mu_);
-  return cv_.wait_for(lock, std::chrono::duration<double>(timeout_seconds),
-                      [this] { return synced_; });
+  return clock_.WaitUntil(cv_, lock, clock_.MonotonicSeconds() + timeout_seconds,
+                          [this] { return synced_; });
 }
 
 std::optional<Json> Informer::Get(const std::string& key) const {
@@ -86,19 +86,20 @@ double Informer::Uniform() {
 
 bool Informer::SleepUnlessStopped(double seconds) {
   std::unique_lock<std::mutex> lock(mu_);
-  return !cv_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return stopped_; });
+  return !clock_.WaitUntil(cv_, lock, clock_.MonotonicSeconds() + seconds,
+                           [this] { return stopped_; });
 }
 
 void Informer::Run() {
   double backoff = options_.min_backoff_seconds;
   bool need_list = true;
   while (!cancel_.cancelled()) {
-    auto started = std::chrono::steady_clock::now();
+    double started = clock_.MonotonicSeconds();
     int events_before = events_seen_;
     Status status = need_list ? ListAll() : WatchOnce();
     if (cancel_.cancelled()) return;
     if (status.ok() && !need_list && events_seen_ == events_before &&
-        std::chrono::steady_clock::now() - started < std::chrono::seconds(1)) {
+        clock_.MonotonicSeconds() - started < 1) {
       // A server that ends every watch at once must not be hammered.
       status = UnavailableError("the watch ended at once without events");
     }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "operator/adapters/kube/client.h"
+#include "operator/ports/clock.h"
 
 namespace bsw::kube {
 
@@ -36,6 +37,8 @@ struct InformerOptions {
   double min_backoff_seconds = 0.8;
   double max_backoff_seconds = 30;
   uint64_t seed = 0;  // 0: seeded from the clock
+  // Times the backoff and WaitForSync; must outlive the informer. Default: SystemClock::Get().
+  const Clock* clock = nullptr;
 };
 
 // Lists and then watches one resource from the list's resourceVersion (with bookmarks), keeping a
@@ -79,9 +82,10 @@ class Informer {
   const Resource resource_;
   const InformerOptions options_;
   const InformerHandlers handlers_;
+  const Clock& clock_;
 
   mutable std::mutex mu_;
-  mutable std::condition_variable cv_;
+  mutable std::condition_variable cv_;  // synced_ or stopped_ changed
   std::map<std::string, Json> cache_;
   std::string resource_version_;
   bool synced_ = false;

@@ -2,18 +2,14 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <cmath>
 
 #include "operator/adapters/kube/timestamps.h"
+#include "operator/adapters/system_clock.h"
 
 namespace bsw::kube {
 namespace {
-
-using SteadyClock = std::chrono::steady_clock;
-
-std::chrono::steady_clock::duration Seconds(double seconds) {
-  return std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(seconds));
-}
 
 std::string StringAt(const Json& object, const char* section, const char* key) {
   auto outer = object.find(section);
@@ -40,6 +36,7 @@ StatusOr<std::unique_ptr<LeaderElector>> LeaderElector::Create(const KubeConfig&
   options.connect_timeout_seconds = config.retry_period_seconds;
   options.request_timeout_seconds = config.retry_period_seconds;
   options.max_retries = 0;
+  options.clock = config.clock;
   StatusOr<std::unique_ptr<Client>> client = Client::Create(kubeconfig, options);
   if (!client.ok()) return client.status();
   return std::unique_ptr<LeaderElector>(
@@ -48,7 +45,10 @@ StatusOr<std::unique_ptr<LeaderElector>> LeaderElector::Create(const KubeConfig&
 
 LeaderElector::LeaderElector(std::unique_ptr<Client> client, LeaderElectionConfig config,
                              LeaderCallbacks callbacks)
-    : client_(std::move(client)), config_(std::move(config)), callbacks_(std::move(callbacks)) {}
+    : client_(std::move(client)),
+      config_(std::move(config)),
+      callbacks_(std::move(callbacks)),
+      clock_(config_.clock != nullptr ? *config_.clock : SystemClock::Get()) {}
 
 LeaderElector::~LeaderElector() { Stop(); }
 
@@ -72,7 +72,14 @@ bool LeaderElector::IsLeader() const {
 
 bool LeaderElector::SleepUnlessStopped(double seconds) {
   std::unique_lock<std::mutex> lock(mu_);
-  return !cv_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return stopped_; });
+  return !clock_.WaitUntil(cv_, lock, clock_.MonotonicSeconds() + seconds,
+                           [this] { return stopped_; });
+}
+
+std::string LeaderElector::NowMicroTime() const {
+  auto since_epoch = std::chrono::duration_cast<std::chrono::system_clock::duration>(
+      std::chrono::duration<double>(clock_.NowUnixSeconds()));
+  return FormatTime(std::chrono::system_clock::time_point(since_epoch), /*microseconds=*/true);
 }
 
 void LeaderElector::Run() {
@@ -90,12 +97,12 @@ void LeaderElector::Run() {
                config_.lease_name);
   if (callbacks_.on_started_leading) callbacks_.on_started_leading();
   // The start of the last successful renewal: the lease is ours until then + lease duration.
-  SteadyClock::time_point renewed = SteadyClock::now();
+  double renewed = clock_.MonotonicSeconds();
   while (SleepUnlessStopped(config_.retry_period_seconds)) {
-    SteadyClock::time_point attempt = SteadyClock::now();
+    double attempt = clock_.MonotonicSeconds();
     if (TryAcquireOrRenew()) {
       renewed = attempt;
-    } else if (SteadyClock::now() - renewed >= Seconds(config_.renew_deadline_seconds)) {
+    } else if (clock_.MonotonicSeconds() - renewed >= config_.renew_deadline_seconds) {
       spdlog::error("leader election: {} could not renew {}/{} within {}s; leadership lost",
                     config_.identity, config_.lease_namespace, config_.lease_name,
                     config_.renew_deadline_seconds);
@@ -116,7 +123,7 @@ void LeaderElector::Run() {
 }
 
 bool LeaderElector::TryAcquireOrRenew() {
-  const std::string now = FormatTime(std::chrono::system_clock::now(), /*microseconds=*/true);
+  const std::string now = NowMicroTime();
   const int duration_seconds = static_cast<int>(std::ceil(config_.lease_duration_seconds));
   StatusOr<Json> current = client_->Get(kLeases, config_.lease_namespace, config_.lease_name);
   if (!current.ok()) {
@@ -137,7 +144,7 @@ bool LeaderElector::TryAcquireOrRenew() {
     StatusOr<Json> created = client_->Create(kLeases, config_.lease_namespace, lease);
     if (!created.ok()) return false;
     observed_resource_version_ = StringAt(*created, "metadata", "resourceVersion");
-    observed_at_ = SteadyClock::now();
+    observed_at_ = clock_.MonotonicSeconds();
     return true;
   }
 
@@ -145,11 +152,11 @@ bool LeaderElector::TryAcquireOrRenew() {
   std::string resource_version = StringAt(lease, "metadata", "resourceVersion");
   if (resource_version != observed_resource_version_) {
     observed_resource_version_ = resource_version;
-    observed_at_ = SteadyClock::now();
+    observed_at_ = clock_.MonotonicSeconds();
   }
   std::string holder = StringAt(lease, "spec", "holderIdentity");
   if (!holder.empty() && holder != config_.identity &&
-      SteadyClock::now() < observed_at_ + Seconds(config_.lease_duration_seconds)) {
+      clock_.MonotonicSeconds() < observed_at_ + config_.lease_duration_seconds) {
     return false;
   }
   Json& spec = lease["spec"];
@@ -172,7 +179,7 @@ bool LeaderElector::TryAcquireOrRenew() {
     return false;
   }
   observed_resource_version_ = StringAt(*updated, "metadata", "resourceVersion");
-  observed_at_ = SteadyClock::now();
+  observed_at_ = clock_.MonotonicSeconds();
   return true;
 }
 
@@ -180,7 +187,7 @@ void LeaderElector::Release() {
   StatusOr<Json> current = client_->Get(kLeases, config_.lease_namespace, config_.lease_name);
   if (!current.ok() || StringAt(*current, "spec", "holderIdentity") != config_.identity) return;
   Json lease = std::move(*current);
-  const std::string now = FormatTime(std::chrono::system_clock::now(), /*microseconds=*/true);
+  const std::string now = NowMicroTime();
   lease["spec"]["holderIdentity"] = "";
   lease["spec"]["leaseDurationSeconds"] = 1;
   lease["spec"]["renewTime"] = now;

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "operator/adapters/kube/client.h"
+#include "operator/ports/clock.h"
 
 namespace bsw::kube {
 
@@ -24,6 +25,9 @@ struct LeaderElectionConfig {
   double renew_deadline_seconds = 10;
   // Time between attempts to acquire or renew; also each request's timeout.
   double retry_period_seconds = 2;
+  // Times the attempts, the expiry and the lease's timestamps; must outlive the elector.
+  // Default: SystemClock::Get().
+  const Clock* clock = nullptr;
 };
 
 struct LeaderCallbacks {
@@ -66,19 +70,22 @@ class LeaderElector {
   void Release();
   // Waits `seconds`; false when stopped meanwhile.
   bool SleepUnlessStopped(double seconds);
+  // The clock's wall time as the lease's MicroTime.
+  std::string NowMicroTime() const;
 
   std::unique_ptr<Client> client_;
   const LeaderElectionConfig config_;
   const LeaderCallbacks callbacks_;
+  const Clock& clock_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stopped_ = false;
   bool leader_ = false;
 
-  // The lease as last seen, and when (steady clock), to judge expiry.
+  // The lease as last seen, and when (monotonic seconds), to judge expiry.
   std::string observed_resource_version_;
-  std::chrono::steady_clock::time_point observed_at_;
+  double observed_at_ = 0;
 
   std::thread thread_;
 };

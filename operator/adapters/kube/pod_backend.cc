@@ -12,6 +12,8 @@
 
 #include "operator/adapters/kube/errors.h"
 #include "operator/adapters/kube/resources.h"
+#include "operator/adapters/system_clock.h"
+#include "operator/core/api.h"
 #include "operator/core/output_tail.h"
 #include "operator/core/parse.h"
 #include "operator/ports/trial_contract.h"
@@ -23,14 +25,6 @@ std::string FormatSeconds(double value) {
   char text[48];
   std::snprintf(text, sizeof(text), "%.3f", value);
   return text;
-}
-
-// RFC 1123 label: lowercase alphanumerics and '-', starting and ending alphanumeric, <= 63.
-bool IsDnsLabel(const std::string& name) {
-  if (name.empty() || name.size() > 63) return false;
-  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  if (!alnum(name.front()) || !alnum(name.back())) return false;
-  return std::all_of(name.begin(), name.end(), [&](char c) { return alnum(c) || c == '-'; });
 }
 
 // Sets env `name` in a container's env list, replacing an entry of the same name.
@@ -298,8 +292,7 @@ StatusOr<std::unique_ptr<PodBackend>> PodBackend::Create(PodBackendOptions optio
 PodBackend::PodBackend(PodBackendOptions options) : options_(std::move(options)) {}
 
 double PodBackend::Now() const {
-  if (options_.now) return options_.now();
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return (options_.clock != nullptr ? *options_.clock : SystemClock::Get()).NowUnixSeconds();
 }
 
 std::string PodBackend::PodName(const std::string& trial, int segment) {
@@ -340,7 +333,8 @@ StatusOr<Json> PodBackend::BuildPod(const SegmentSpec& spec, double now) const {
   if (!metadata["annotations"].is_object()) metadata["annotations"] = Json::object();
   metadata["annotations"][kDeadlineAnnotation] = FormatSeconds(spec.deadline_unix_seconds);
   metadata["annotations"][kMetricsPortAnnotation] = std::to_string(options_.metrics_port);
-  // For a Prometheus that discovers pods by the common annotations (DESIGN.md, "Prometheus").
+  // For a Prometheus that discovers pods by the common annotations (docs/design.md, "Metrics
+  // and Prometheus").
   for (const auto& [key, value] :
        {std::pair<const char*, std::string>{"prometheus.io/scrape", "true"},
         {"prometheus.io/port", std::to_string(options_.metrics_port)},

@@ -9,6 +9,7 @@
 
 #include "operator/adapters/kube/client.h"
 #include "operator/core/status.h"
+#include "operator/ports/clock.h"
 #include "operator/ports/trial_backend.h"
 
 namespace bsw::kube {
@@ -46,8 +47,9 @@ struct PodBackendOptions {
   // BUDGETSWEEP_CHECKPOINT_DIR is <checkpoint_dir>/<trial>, shared by the segments of a trial.
   // Only the environment variable for now: mounting a volume there is the template's business.
   std::string checkpoint_dir = "/checkpoints";
-  // Wall-clock unix seconds; a seam for tests. Default: the system clock.
-  std::function<double()> now;
+  // Gives the creation time deadlines are counted from; must outlive the backend.
+  // Default: SystemClock::Get().
+  const Clock* clock = nullptr;
   // The sweep's pods. Default: a LIST from the API server (label budgetsweep.dev/sweep=<name>).
   // The operator reads its pod informer's cache instead.
   std::function<StatusOr<std::vector<Json>>()> list_pods;

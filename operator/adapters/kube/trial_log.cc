@@ -21,6 +21,7 @@ bool TrialScoped(Event::Type type) {
     case Event::Type::kTrialStopped:
     case Event::Type::kTrialPromoted:
     case Event::Type::kSegmentEnded:
+    case Event::Type::kRungVerdict:
       return true;
     case Event::Type::kSweepFinished:
     case Event::Type::kProbeLaunched:

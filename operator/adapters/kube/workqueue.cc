@@ -2,17 +2,13 @@
 
 #include <algorithm>
 
+#include "operator/adapters/system_clock.h"
+
 namespace bsw::kube {
-namespace {
-
-double SteadySeconds(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(t.time_since_epoch()).count();
-}
-
-}  // namespace
 
 WorkQueue::WorkQueue(WorkQueueOptions options)
-    : item_backoff_(options.item_base_seconds, options.item_max_seconds),
+    : clock_(options.clock != nullptr ? *options.clock : SystemClock::Get()),
+      item_backoff_(options.item_base_seconds, options.item_max_seconds),
       bucket_(options.qps, options.burst) {}
 
 WorkQueue::~WorkQueue() { ShutDown(); }
@@ -37,9 +33,7 @@ void WorkQueue::AddAfter(const std::string& key, double delay_seconds) {
     AddLocked(key);
     return;
   }
-  auto ready = std::chrono::steady_clock::now() +
-               std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                   std::chrono::duration<double>(delay_seconds));
+  double ready = clock_.MonotonicSeconds() + delay_seconds;
   // One pending delay per key: the earlier one wins.
   for (auto it = delayed_.begin(); it != delayed_.end(); ++it) {
     if (it->second != key) continue;
@@ -53,7 +47,7 @@ void WorkQueue::AddAfter(const std::string& key, double delay_seconds) {
 
 void WorkQueue::AddRateLimited(const std::string& key) {
   double item_delay = item_backoff_.Next(key);
-  double bucket_delay = bucket_.Reserve(SteadySeconds(std::chrono::steady_clock::now()));
+  double bucket_delay = bucket_.Reserve(clock_.MonotonicSeconds());
   AddAfter(key, std::max(item_delay, bucket_delay));
 }
 
@@ -61,8 +55,8 @@ void WorkQueue::Forget(const std::string& key) { item_backoff_.Forget(key); }
 
 int WorkQueue::NumRequeues(const std::string& key) const { return item_backoff_.NumRequeues(key); }
 
-void WorkQueue::PromoteDueLocked(TimePoint now) {
-  while (!delayed_.empty() && delayed_.begin()->first <= now) {
+void WorkQueue::PromoteDueLocked(double now_monotonic_seconds) {
+  while (!delayed_.empty() && delayed_.begin()->first <= now_monotonic_seconds) {
     std::string key = delayed_.begin()->second;
     delayed_.erase(delayed_.begin());
     AddLocked(key);
@@ -72,14 +66,10 @@ void WorkQueue::PromoteDueLocked(TimePoint now) {
 std::optional<std::string> WorkQueue::Get() {
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
-    PromoteDueLocked(std::chrono::steady_clock::now());
+    PromoteDueLocked(clock_.MonotonicSeconds());
     if (!queue_.empty()) break;
     if (shutting_down_) return std::nullopt;
-    if (delayed_.empty()) {
-      cv_.wait(lock);
-    } else {
-      cv_.wait_until(lock, delayed_.begin()->first);
-    }
+    clock_.WaitUntil(cv_, lock, delayed_.empty() ? Clock::kNever : delayed_.begin()->first);
   }
   std::string key = std::move(queue_.front());
   queue_.pop_front();

@@ -1,7 +1,6 @@
 #ifndef BSW_ADAPTERS_KUBE_WORKQUEUE_H_
 #define BSW_ADAPTERS_KUBE_WORKQUEUE_H_
 
-#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -11,6 +10,7 @@
 #include <string>
 
 #include "operator/adapters/kube/rate_limit.h"
+#include "operator/ports/clock.h"
 
 namespace bsw::kube {
 
@@ -21,6 +21,8 @@ struct WorkQueueOptions {
   // The overall bucket AddRateLimited also waits on.
   double qps = 10;
   int burst = 100;
+  // Times the delays and the bucket; must outlive the queue. Default: SystemClock::Get().
+  const Clock* clock = nullptr;
 };
 
 // A queue of keys for controllers, as client-go's rate-limited work queue:
@@ -52,18 +54,18 @@ class WorkQueue {
   size_t Len() const;
 
  private:
-  using TimePoint = std::chrono::steady_clock::time_point;
   void AddLocked(const std::string& key);
-  void PromoteDueLocked(TimePoint now);
+  void PromoteDueLocked(double now_monotonic_seconds);
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::string> queue_;
-  std::set<std::string> dirty_;       // queued, or to be queued again when Done
-  std::set<std::string> processing_;  // taken by Get and not yet Done
-  std::multimap<TimePoint, std::string> delayed_;
+  std::set<std::string> dirty_;                 // queued, or to be queued again when Done
+  std::set<std::string> processing_;            // taken by Get and not yet Done
+  std::multimap<double, std::string> delayed_;  // by when ready, in monotonic seconds
   bool shutting_down_ = false;
 
+  const Clock& clock_;
   ItemBackoff item_backoff_;
   TokenBucket bucket_;
 };

@@ -25,6 +25,7 @@
 #include "operator/adapters/local/segment_files.h"
 #include "operator/core/output_tail.h"
 #include "operator/core/parse.h"
+#include "operator/core/reason.h"
 #include "operator/ports/trial_contract.h"
 
 extern char** environ;
@@ -212,7 +213,7 @@ StatusOr<SegmentStatus> ToSegmentStatus(Observed& observed) {
   segment.finished_unix_seconds = status.finished_unix_seconds;
   segment.exit_code = status.exit_code;
   segment.reason = status.reason;
-  if (status.reason == "Error" || status.reason == "Lost") {
+  if (TrainerFailed(status.reason)) {
     segment.output_tail = LogTail(observed.files.trainer_log());
   }
   segment.devices = status.devices;

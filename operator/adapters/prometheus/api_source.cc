@@ -207,8 +207,18 @@ PrometheusApiSource::PrometheusApiSource(std::string base_url, double timeout_se
 StatusOr<TrialMetrics> PrometheusApiSource::Read(const std::string& sweep,
                                                  const SegmentStatus& segment,
                                                  const std::string& objective_metric) {
-  last_queries_.clear();
-  last_warnings_.clear();
+  std::vector<QueryRecord> queries;
+  std::vector<std::string> warnings;
+  struct Publish {
+    PrometheusApiSource& source;
+    std::vector<QueryRecord>& queries;
+    std::vector<std::string>& warnings;
+    ~Publish() {
+      std::lock_guard<std::mutex> lock(source.records_mu_);
+      source.last_queries_ = std::move(queries);
+      source.last_warnings_ = std::move(warnings);
+    }
+  } publish{*this, queries, warnings};
   size_t scheme_end = base_url_.find("://");
   if (scheme_end == std::string::npos) {
     return InvalidArgumentError("Prometheus URL '" + base_url_ + "' has no scheme");
@@ -230,13 +240,13 @@ StatusOr<TrialMetrics> PrometheusApiSource::Read(const std::string& sweep,
   }
 
   try {
-    QueryClient client(origin, prefix, timeout_seconds_, last_warnings_);
+    QueryClient client(origin, prefix, timeout_seconds_, warnings);
     if (!client.valid()) {
       return InvalidArgumentError("Prometheus URL '" + base_url_ + "' is not valid");
     }
     std::vector<Sample> fresh;
     for (const std::string& selector : selectors) {
-      last_queries_.push_back(QueryRecord{selector, now, kNaN});
+      queries.push_back(QueryRecord{selector, now, kNaN});
       StatusOr<std::vector<VectorSample>> values = client.Query(selector, time);
       if (!values.ok()) return values.status();
       if (values->empty()) continue;  // Unknown
@@ -262,12 +272,22 @@ StatusOr<TrialMetrics> PrometheusApiSource::Read(const std::string& sweep,
         sample.value = value.value;
         fresh.push_back(std::move(sample));
       }
-      last_queries_.back().sample_age_seconds = oldest_used;
+      queries.back().sample_age_seconds = oldest_used;
     }
     return TrialMetricsFromSamples(fresh, sweep, segment.trial, objective_metric);
   } catch (const std::exception& e) {
     return InternalError("querying Prometheus at " + base_url_ + ": " + e.what());
   }
+}
+
+std::vector<QueryRecord> PrometheusApiSource::LastQueries() const {
+  std::lock_guard<std::mutex> lock(records_mu_);
+  return last_queries_;
+}
+
+std::vector<std::string> PrometheusApiSource::LastWarnings() const {
+  std::lock_guard<std::mutex> lock(records_mu_);
+  return last_warnings_;
 }
 
 std::unique_ptr<MetricSource> MetricSourceFor(const SweepSpec& spec, const Clock& clock) {

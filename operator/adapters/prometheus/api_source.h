@@ -2,6 +2,7 @@
 #define BSW_ADAPTERS_PROMETHEUS_API_SOURCE_H_
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -46,17 +47,19 @@ class PrometheusApiSource final : public MetricSource {
   StatusOr<TrialMetrics> Read(const std::string& sweep, const SegmentStatus& segment,
                               const std::string& objective_metric) override;
 
-  // The value queries of the last Read, in the order they were sent (cleared by each Read; on
-  // failure they stop at the failing query, whose age is NaN).
-  [[nodiscard]] const std::vector<QueryRecord>& LastQueries() const { return last_queries_; }
-  // The `warnings` Prometheus returned during the last Read.
-  [[nodiscard]] const std::vector<std::string>& LastWarnings() const { return last_warnings_; }
+  // The value queries of the last Read to end, in the order they were sent (on failure they stop
+  // at the failing query, whose age is NaN).
+  [[nodiscard]] std::vector<QueryRecord> LastQueries() const;
+  // The `warnings` Prometheus returned during the last Read to end.
+  [[nodiscard]] std::vector<std::string> LastWarnings() const;
 
  private:
   std::string base_url_;
   double timeout_seconds_;
   const Clock& clock_;
   double staleness_limit_seconds_;
+  // Reads may run side by side (MetricReader): each keeps its records, the last to end publishes.
+  mutable std::mutex records_mu_;
   std::vector<QueryRecord> last_queries_;
   std::vector<std::string> last_warnings_;
 };

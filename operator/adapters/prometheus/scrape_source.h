@@ -10,7 +10,7 @@
 
 namespace bsw::prom {
 
-// Maps the trainer's series (see DESIGN.md, "Trainer contract") onto TrialMetrics:
+// Maps the trainer's series (docs/design.md, "Trainer contract") onto TrialMetrics:
 //   budgetsweep_trainer_objective{metric=<objective_metric>,resource=<r>} ->
 //   objective_by_resource[r] budgetsweep_trainer_resource_completed, _loss, _samples_per_second,
 //   _data_wait_ratio, _accelerator_utilization_ratio -> the fields of the same name

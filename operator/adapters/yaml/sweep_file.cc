@@ -1,11 +1,18 @@
 #include "operator/adapters/yaml/sweep_file.h"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include <unordered_map>
+#include <vector>
 
 namespace bsw {
 namespace {
@@ -76,30 +83,178 @@ StatusOr<json> ToJson(const YAML::Node& node, const std::string& source) {
   return json(nullptr);
 }
 
+// Thrown by InputBounds to stop the parser at the first exceeded limit or cyclic alias;
+// ParseSweepText catches it.
+struct InputRefused {
+  YAML::Mark mark;
+  std::string message;
+};
+
+// Walks the parser's event stream without building nodes, counting what loading the text would
+// build: nodes and scalar bytes with every alias expanded, and the nesting depth it would reach.
+class InputBounds : public YAML::EventHandler {
+ public:
+  int documents() const { return documents_; }
+
+  void OnDocumentStart(const YAML::Mark&) override {
+    ++documents_;
+    anchors_.clear();  // anchor ids restart with each document
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    Leaf(mark, anchor, {1, 0, 1});
+  }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                const std::string& value) override {
+    Leaf(mark, anchor, {1, value.size(), 1});
+  }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    // The parser refuses unknown anchors, so one not recorded yet is still open: a node that
+    // contains an alias to itself, which no expansion could finish.
+    auto it = anchors_.find(anchor);
+    if (it == anchors_.end())
+      throw InputRefused{mark, "an alias refers to a node that contains it"};
+    Leaf(mark, YAML::NullAnchor, it->second);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    Open(mark, anchor);
+  }
+  void OnSequenceEnd() override { Close(); }
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value) override {
+    Open(mark, anchor);
+  }
+  void OnMapEnd() override { Close(); }
+
+ private:
+  // What a node stands for once its aliases are expanded.
+  struct Extent {
+    size_t nodes = 0;
+    size_t scalar_bytes = 0;
+    int height = 0;  // levels, the node itself included
+  };
+  struct Collection {
+    YAML::anchor_t anchor;
+    size_t nodes_before;
+    size_t scalar_bytes_before;
+    int child_height;
+  };
+
+  // Counts a node that is complete when it is seen (a scalar, a null, an alias's expansion).
+  void Leaf(const YAML::Mark& mark, YAML::anchor_t anchor, const Extent& extent) {
+    if (static_cast<int>(open_.size()) + extent.height > kMaxSweepNestingDepth) {
+      throw InputRefused{mark, DepthMessage()};
+    }
+    Add(mark, extent.nodes, extent.scalar_bytes);
+    Done(anchor, extent);
+  }
+
+  void Open(const YAML::Mark& mark, YAML::anchor_t anchor) {
+    if (static_cast<int>(open_.size()) + 1 > kMaxSweepNestingDepth) {
+      throw InputRefused{mark, DepthMessage()};
+    }
+    open_.push_back({anchor, nodes_, scalar_bytes_, 0});
+    Add(mark, 1, 0);
+  }
+
+  void Close() {
+    Collection c = open_.back();
+    open_.pop_back();
+    Done(c.anchor,
+         {nodes_ - c.nodes_before, scalar_bytes_ - c.scalar_bytes_before, c.child_height + 1});
+  }
+
+  // Records a finished node: its anchor's extent, and its height in its parent.
+  void Done(YAML::anchor_t anchor, const Extent& extent) {
+    if (anchor != YAML::NullAnchor) anchors_[anchor] = extent;
+    if (!open_.empty()) {
+      open_.back().child_height = std::max(open_.back().child_height, extent.height);
+    }
+  }
+
+  // Adds to the totals; both stay within their limits, so neither can overflow.
+  void Add(const YAML::Mark& mark, size_t nodes, size_t scalar_bytes) {
+    if (nodes > kMaxSweepNodes - nodes_) {
+      throw InputRefused{mark, "the document has more than " + std::to_string(kMaxSweepNodes) +
+                                   " nodes with its aliases expanded (the limit for a sweep "
+                                   "file)"};
+    }
+    if (scalar_bytes > kMaxSweepScalarBytes - scalar_bytes_) {
+      throw InputRefused{mark, "the document's scalars exceed " +
+                                   std::to_string(kMaxSweepScalarBytes) +
+                                   " bytes with its aliases expanded (the limit for a sweep "
+                                   "file)"};
+    }
+    nodes_ += nodes;
+    scalar_bytes_ += scalar_bytes;
+  }
+
+  static std::string DepthMessage() {
+    return "nesting deeper than " + std::to_string(kMaxSweepNestingDepth) +
+           " levels (the limit for a sweep file)";
+  }
+
+  int documents_ = 0;
+  size_t nodes_ = 0;
+  size_t scalar_bytes_ = 0;
+  std::vector<Collection> open_;
+  std::unordered_map<YAML::anchor_t, Extent> anchors_;
+};
+
+std::string Where(const std::string& source, const YAML::Mark& mark) {
+  return source + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
+}
+
 }  // namespace
 
 StatusOr<json> ParseSweepText(const std::string& text, const std::string& source) {
+  if (text.size() > kMaxSweepFileBytes) {
+    return InvalidArgumentError(source + ": " + std::to_string(text.size()) +
+                                " bytes, over the limit of " + std::to_string(kMaxSweepFileBytes) +
+                                " bytes for a sweep file");
+  }
   try {
-    std::vector<YAML::Node> docs = YAML::LoadAll(text);
-    if (docs.empty() || docs[0].IsNull()) return InvalidArgumentError(source + ": empty document");
-    if (docs.size() > 1) {
-      return InvalidArgumentError(source + ": holds " + std::to_string(docs.size()) +
+    // The limits are checked on the event stream first: loading expands no alias, but
+    // converting the nodes to JSON does.
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    InputBounds bounds;
+    while (parser.HandleNextDocument(bounds)) {
+    }
+    if (bounds.documents() > 1) {
+      return InvalidArgumentError(source + ": holds " + std::to_string(bounds.documents()) +
                                   " documents; give one BudgetSweep per file");
     }
-    return ToJson(docs[0], source);
+    YAML::Node doc = YAML::Load(text);
+    if (bounds.documents() == 0 || doc.IsNull()) {
+      return InvalidArgumentError(source + ": empty document");
+    }
+    return ToJson(doc, source);
+  } catch (const InputRefused& e) {
+    return InvalidArgumentError(Where(source, e.mark) + ": " + e.message);
   } catch (const YAML::Exception& e) {
-    return InvalidArgumentError(source + ":" + std::to_string(e.mark.line + 1) + ":" +
-                                std::to_string(e.mark.column + 1) + ": " + e.msg);
+    return InvalidArgumentError(Where(source, e.mark) + ": " + e.msg);
   }
 }
 
 StatusOr<json> ReadSweepFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return InvalidArgumentError(path + ": is a directory; give a sweep file");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFoundError(path + ": cannot open (" + std::strerror(errno) + ")");
-  std::ostringstream text;
-  text << in.rdbuf();
+  // Reads at most one byte over the limit, so that a huge file (or /dev/zero) costs nothing.
+  std::string text(kMaxSweepFileBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
   if (in.bad()) return InvalidArgumentError(path + ": read error");
-  return ParseSweepText(text.str(), path);
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > kMaxSweepFileBytes) {
+    return InvalidArgumentError(path + ": larger than the limit of " +
+                                std::to_string(kMaxSweepFileBytes) + " bytes for a sweep file");
+  }
+  return ParseSweepText(text, path);
 }
 
 }  // namespace bsw

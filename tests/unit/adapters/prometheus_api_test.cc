@@ -29,6 +29,7 @@
 
 #include "operator/adapters/prometheus/api_source.h"
 #include "operator/adapters/system_clock.h"
+#include "tests/mocks/fake_clock.h"
 
 namespace bsw::prom {
 namespace {
@@ -41,12 +42,6 @@ constexpr double kNow = 1700000000.5;
 constexpr char kObjective[] =
     "budgetsweep_trainer_objective{sweep=\"s\",trial=\"t7\",metric=\"validation_accuracy\"}";
 constexpr char kCompleted[] = "budgetsweep_trainer_resource_completed{sweep=\"s\",trial=\"t7\"}";
-
-class FixedClock : public Clock {
- public:
-  double NowUnixSeconds() const override { return now; }
-  double now = kNow;
-};
 
 struct Reply {
   int status = 200;
@@ -139,7 +134,7 @@ class PrometheusApiSourceTest : public ::testing::Test {
   }
 
   FakePrometheus prom_;
-  FixedClock clock_;
+  FakeClock clock_{kNow};
   std::unique_ptr<PrometheusApiSource> source_;
 };
 
@@ -325,7 +320,7 @@ TEST(PrometheusApiSource, UnreachableIsUnavailable) {
   ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), len), 0);
   ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
   close(fd);
-  FixedClock clock;
+  FakeClock clock{kNow};
   PrometheusApiSource source("http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)), 0.5,
                              clock);
   StatusOr<TrialMetrics> metrics = source.Read("s", Segment(), "acc");
@@ -462,8 +457,7 @@ TEST(PrometheusApiSourceRealServer, ReadsScrapedTrainerSeries) {
   EXPECT_NEAR(records[0].evaluated_at, clock.NowUnixSeconds(), 30.0);
 
   // The explicit time is what Prometheus evaluates at: an hour ago, nothing was scraped yet.
-  FixedClock past;
-  past.now = clock.NowUnixSeconds() - 3600;
+  FakeClock past(clock.NowUnixSeconds() - 3600);
   PrometheusApiSource past_source("http://127.0.0.1:" + std::to_string(port), 2.0, past);
   StatusOr<TrialMetrics> before = past_source.Read("s", Segment(), "validation_accuracy");
   ASSERT_TRUE(before.ok()) << before.status().message();

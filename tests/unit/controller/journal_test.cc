@@ -6,6 +6,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+#include "operator/core/api.h"
 
 namespace bsw {
 namespace {
@@ -100,6 +105,41 @@ TEST_F(JournalTest, UnknownEventNameIsAnError) {
   StatusOr<std::vector<Event>> events = Journal::Open(dir_)->ReadAll();
   ASSERT_FALSE(events.ok());
   EXPECT_NE(events.status().message().find("TrialExploded"), std::string::npos);
+}
+
+// Lines as the release before rung verdicts were journaled wrote them: they still read, replay,
+// and write back byte for byte.
+TEST_F(JournalTest, AJournalOfThePreviousReleaseReadsAndWritesBackByteForByte) {
+  const std::vector<std::string> lines = {
+      R"({"at":1700000000.0,"event":"TrialCreated","params":[["batch-size",128],["lr",0.00012676317851359858]],"trial":0})",
+      R"({"at":1700000000.0,"deadline":1700009000.0,"event":"SegmentLaunched","from":0.0,"segment":0,"trial":0,"until":27.0})",
+      R"({"at":1700000008.0,"event":"ValueRecorded","resource":1.0,"seconds":6.0,"trial":0,"units":1.0,"value":0.43022533512015176})",
+      R"({"at":1700000008.0,"deadline":1700000040.0,"event":"DeadlineMoved","segment":0,"trial":0})",
+      R"({"at":1700000008.0,"event":"TrialStopped","message":"value 0.495491 at rung 0 (epochs 1) is not in the top 1/3 of the 4 values recorded there","reason":"RungCutoff","trial":0})",
+      R"({"at":1700000010.0,"devices":1,"event":"SegmentEnded","finished":1700000009.0,"message":"stopped","reason":"Stopped","segment":0,"started":1700000002.0,"trial":0})",
+      R"({"at":1700002946.0,"event":"SweepFinished","message":"1 trials finished","phase":"Completed","reason":"SweepCompleted"})"};
+  {
+    std::ofstream out(dir_ + "/journal.jsonl");
+    for (const std::string& line : lines) out << line << "\n";
+  }
+  StatusOr<std::vector<Event>> events = Journal::Read(dir_ + "/journal.jsonl");
+  ASSERT_TRUE(events.ok()) << events.status().message();
+  ASSERT_EQ(events->size(), lines.size());
+  for (size_t i = 0; i < lines.size(); ++i) EXPECT_EQ((*events)[i].ToJson().dump(), lines[i]);
+  SweepSpec spec = ParseSweep(nlohmann::json::parse(R"({
+    "apiVersion": "budgetsweep.dev/v1alpha1", "kind": "BudgetSweep",
+    "metadata": {"name": "s"},
+    "spec": {"budget": {"gpuHours": 4}, "objective": {"metric": "acc"},
+             "resource": {"min": 1, "max": 27, "reductionFactor": 3},
+             "searchSpace": {"lr": {"type": "logUniform", "min": 1.0e-4, "max": 1.0e-1}},
+             "trial": {"template": {"spec": {"containers": [{"name": "t", "image": "i"}]}}}}
+  })"))
+                       .value();
+  SweepModel model(spec);
+  for (const Event& e : *events) ASSERT_TRUE(model.Apply(e).ok());
+  EXPECT_EQ(model.trial(0).phase, TrialPhase::kStopped);
+  EXPECT_EQ(model.trial(0).reason, "RungCutoff");
+  EXPECT_EQ(model.phase(), SweepPhase::kCompleted);
 }
 
 TEST_F(JournalTest, UnwritableDirectoryIsAnErrorNamingThePath) {

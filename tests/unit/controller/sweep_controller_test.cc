@@ -10,6 +10,7 @@
 
 #include "operator/controller/journal.h"
 #include "operator/core/api.h"
+#include "tests/mocks/fake_clock.h"
 #include "tests/mocks/mock_metric_source.h"
 #include "tests/mocks/mock_trial_backend.h"
 #include "tests/unit/core/sweep_fixture.h"
@@ -22,12 +23,6 @@ using ::testing::_;
 using ::testing::Invoke;
 using ::testing::NiceMock;
 using ::testing::Return;
-
-class FakeClock : public Clock {
- public:
-  double NowUnixSeconds() const override { return now; }
-  double now = 1'000'000;
-};
 
 // Drives a SweepController over mocked ports: the backend reports what the test says is
 // running, and the metric source answers per trial.
@@ -74,7 +69,7 @@ class SweepControllerTest : public ::testing::Test {
     st.trial = s.trial;
     st.segment = s.segment;
     st.state = SegmentState::kRunning;
-    st.started_unix_seconds = clock_.now;
+    st.started_unix_seconds = clock_.NowUnixSeconds();
     st.devices = s.devices;
     st.deadline_unix_seconds = s.deadline_unix_seconds;
     st.metrics_url = "http://127.0.0.1:1/metrics";
@@ -97,7 +92,7 @@ class SweepControllerTest : public ::testing::Test {
 
   std::string dir_;
   SweepSpec spec_;
-  FakeClock clock_;
+  FakeClock clock_{1'000'000};
   std::vector<SegmentStatus> segments_;
   std::map<std::string, double> values_;
   std::map<std::string, ProbeFigures> probe_figures_;  // what a probe run reports, by name
@@ -137,13 +132,13 @@ TEST_F(SweepControllerTest, RungCutoff_StopIsAskedOncePerControllerRun) {
              {"fmnist-cnn-t0001", 0.5},
              {"fmnist-cnn-t0002", 0.4},
              {"fmnist-cnn-t0003", 0.3}};
-  clock_.now += 30;
+  clock_.Advance(30);
   EXPECT_CALL(backend_, Stop("fmnist-cnn-t0000", _)).Times(0);
   EXPECT_CALL(backend_, Stop("fmnist-cnn-t0001", 0)).Times(1);
   EXPECT_CALL(backend_, Stop("fmnist-cnn-t0002", 0)).Times(1);
   EXPECT_CALL(backend_, Stop("fmnist-cnn-t0003", 0)).Times(1);
   ASSERT_TRUE(controller.Pass().ok());
-  clock_.now += 1;
+  clock_.Advance(1);
   ASSERT_TRUE(controller.Pass().ok()) << "the segments still run: the stop is not asked again";
   EXPECT_EQ(controller.model().trial(1).reason, "RungCutoff");
 }
@@ -160,7 +155,7 @@ TEST_F(SweepControllerTest, Recover_RebuildsTheSweepAndStartsNothingTwice) {
   ASSERT_TRUE(second.Recover().ok());
   EXPECT_EQ(second.model().trial_count(), spec_.parallelism);
   EXPECT_CALL(backend_, Start(_)).Times(0);
-  clock_.now += 1;
+  clock_.Advance(1);
   ASSERT_TRUE(second.Pass().ok());
   EXPECT_EQ(second.model().trial_count(), spec_.parallelism);
 }
@@ -177,7 +172,7 @@ TEST_F(SweepControllerTest, HeldCharge_IsReleasedOnlyAfterTheEndIsRecordedAndOut
   first.exit_code = 1;
   first.finished_unix_seconds = *first.started_unix_seconds + 40;
   first.charge_held = true;
-  clock_.now += 41;
+  clock_.Advance(41);
   EXPECT_CALL(backend_, ReleaseCharge(first.trial, 0))
       .WillOnce(Invoke([&](const std::string&, int) {
         EXPECT_NE(JournalText().find("\"event\":\"SegmentEnded\""), std::string::npos)
@@ -192,7 +187,7 @@ TEST_F(SweepControllerTest, HeldCharge_IsReleasedOnlyAfterTheEndIsRecordedAndOut
 
   // Released, the pod is gone from the backend; the recorded charge stays, also after a restart.
   segments_.erase(segments_.begin());
-  clock_.now += 1;
+  clock_.Advance(1);
   ASSERT_TRUE(controller.Pass().ok());
   EXPECT_GE(controller.ledger().used(), 40 * ChargedDevices(spec_.trial_gpus));
   StatusOr<Journal> reopened = Journal::Open(dir_);
@@ -208,7 +203,7 @@ TEST_F(SweepControllerTest, UnansweredMetrics_AreUnknownAndStopNothing) {
   ASSERT_TRUE(controller.Recover().ok());
   ASSERT_TRUE(controller.Pass().ok());
   EXPECT_CALL(backend_, Stop(_, _)).Times(0);
-  clock_.now += spec_.metrics_missing_timeout_seconds - 1;
+  clock_.Advance(spec_.metrics_missing_timeout_seconds - 1);
   StatusOr<Plan> plan = controller.Pass();
   ASSERT_TRUE(plan.ok());
   EXPECT_EQ(plan->unknown.size(), static_cast<size_t>(spec_.parallelism));
@@ -252,11 +247,11 @@ TEST_F(SweepControllerTest, ProbePhase_ProbesRunTheCandidateAndEveryTrialGetsThe
     ASSERT_EQ(controller.model().phase(), SweepPhase::kProbing);
     const std::string name = started.back().trial;
     probe_figures_[name] = ProbeFigures{rate, rate < 1500 ? 0.4 : 0.05, std::nullopt};
-    clock_.now += 5;
+    clock_.Advance(5);
     EXPECT_CALL(backend_, Stop(name, 0)).WillOnce(Invoke([&](const std::string&, int) {
       segments_.back().state = SegmentState::kFailed;
       segments_.back().reason = "Stopped";
-      segments_.back().finished_unix_seconds = clock_.now;
+      segments_.back().finished_unix_seconds = clock_.NowUnixSeconds();
       return OkStatus();
     }));
     ASSERT_TRUE(controller.Pass().ok());
@@ -289,7 +284,7 @@ TEST_F(SweepControllerTest, ProbePhase_ProbesRunTheCandidateAndEveryTrialGetsThe
   SweepController second(spec_, &backend_, &metrics_, &*again, &clock_);
   ASSERT_TRUE(second.Recover().ok());
   EXPECT_EQ(second.model().probes().size(), 2u);
-  clock_.now += 1;
+  clock_.Advance(1);
   StatusOr<Plan> plan = second.Pass();
   ASSERT_TRUE(plan.ok());
   for (const Event& e : plan->events) {
@@ -307,11 +302,11 @@ TEST_F(SweepControllerTest, ProbePhase_AnEndedProbeIsReleasedAndItsChargeOutlive
   ASSERT_EQ(segments_.size(), 1u);
   const std::string name = segments_.front().trial;
   probe_figures_[name] = ProbeFigures{1000, 0.4, std::nullopt};
-  clock_.now += 5;
+  clock_.Advance(5);
   ON_CALL(backend_, Stop(name, 0)).WillByDefault(Invoke([&](const std::string&, int) {
     segments_.front().state = SegmentState::kFailed;
     segments_.front().reason = "Stopped";
-    segments_.front().finished_unix_seconds = clock_.now;
+    segments_.front().finished_unix_seconds = clock_.NowUnixSeconds();
     segments_.front().charge_held = true;
     return OkStatus();
   }));
@@ -328,7 +323,7 @@ TEST_F(SweepControllerTest, ProbePhase_AnEndedProbeIsReleasedAndItsChargeOutlive
 
   // Released, the probe's pod is gone; its charge stays, also for a controller started again.
   segments_.erase(segments_.begin());
-  clock_.now += 1;
+  clock_.Advance(1);
   ASSERT_TRUE(controller.Pass().ok());
   EXPECT_GE(controller.ledger().used(), charged);
   StatusOr<Journal> reopened = Journal::Open(dir_);
@@ -369,7 +364,7 @@ TEST_F(SweepControllerTest, StartRefusedForGood_FailsTheTrialsAndTheSweepWithThe
   for (int pass = 0; pass < 10 && !controller.model().finished(); ++pass) {
     StatusOr<Plan> plan = controller.Pass();
     ASSERT_TRUE(plan.ok()) << plan.status().message();
-    clock_.now += 1;
+    clock_.Advance(1);
   }
   ASSERT_TRUE(controller.model().finished());
   EXPECT_EQ(controller.model().phase(), SweepPhase::kFailed);
@@ -393,7 +388,7 @@ TEST_F(SweepControllerTest, StartRefusedForGood_EndsProbeRunsToo) {
   ON_CALL(backend_, Start(_)).WillByDefault(Return(InvalidArgumentError("refused")));
   for (int pass = 0; pass < 20 && !controller.model().finished(); ++pass) {
     ASSERT_TRUE(controller.Pass().ok());
-    clock_.now += 1;
+    clock_.Advance(1);
   }
   EXPECT_EQ(controller.model().phase(), SweepPhase::kFailed);
   EXPECT_NE(JournalText().find(R"("event":"ProbeEnded")"), std::string::npos);
@@ -410,7 +405,7 @@ TEST_F(SweepControllerTest, StartErrorsThatMayPass_FailThePassAndAreTriedAgain) 
         return OkStatus();
       }));
   EXPECT_FALSE(controller.Pass().ok());
-  clock_.now += 1;
+  clock_.Advance(1);
   ASSERT_TRUE(controller.Pass().ok());
   EXPECT_EQ(JournalText().find("SegmentEnded"), std::string::npos);
   EXPECT_EQ(segments_.size(), static_cast<size_t>(spec_.parallelism));

@@ -6,7 +6,7 @@
 
 namespace bsw::testing {
 
-// A valid BudgetSweep object, close to the one in DESIGN.md. Tests break one field at a time.
+// A valid BudgetSweep object that sets most fields. Tests break one field at a time.
 inline nlohmann::json ValidSweepJson() {
   return nlohmann::json::parse(R"({
     "apiVersion": "budgetsweep.dev/v1alpha1",

@@ -1,5 +1,6 @@
 #include "operator/adapters/kube/client.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -7,12 +8,15 @@
 #include <fstream>
 #include <thread>
 
+#include "tests/mocks/fake_clock.h"
 #include "tests/unit/adapters/kube/fake_apiserver.h"
 
 namespace bsw::kube {
 namespace {
 
 using testing::ApiStatusBody;
+using ::testing::DoubleNear;
+using ::testing::ElementsAre;
 using testing::FakeApiServer;
 using testing::Param;
 
@@ -26,15 +30,16 @@ Json ConfigMap(const std::string& name, const std::string& value = "1") {
               {"data", {{"key", value}}}};
 }
 
-// A client whose waits are recorded instead of slept.
+// A client on a simulated clock whose waits pass at once and are recorded.
 struct RecordingClient {
   explicit RecordingClient(const FakeApiServer& server, ClientOptions options = {}) {
-    options.sleep = [this](double seconds) { sleeps.push_back(seconds); };
+    options.clock = &clock;
     StatusOr<std::unique_ptr<Client>> made = Client::Create(server.Config(), options);
     EXPECT_TRUE(made.ok()) << made.status().message();
     client = std::move(*made);
   }
-  std::vector<double> sleeps;
+  std::vector<double> sleeps() const { return clock.waits(); }
+  FakeClock clock{1'700'000'000, /*advance_on_wait=*/true};
   std::unique_ptr<Client> client;
 };
 
@@ -203,7 +208,7 @@ TEST(KubeClient, TooManyRequestsWaitsForRetryAfterThenSucceeds) {
   RecordingClient c(server);
   StatusOr<Json> created = c.client->Create(kConfigMaps, "ns", ConfigMap("a"));
   ASSERT_TRUE(created.ok()) << created.status().message();
-  EXPECT_EQ(c.sleeps, std::vector<double>{3.0});
+  EXPECT_THAT(c.sleeps(), ElementsAre(DoubleNear(3.0, 1e-9)));
   EXPECT_EQ(server.Requests().size(), 2u);
 }
 
@@ -238,7 +243,7 @@ TEST(KubeClient, ServerErrorOnReadIsRetriedWithExponentialBackoff) {
   RecordingClient c(server);
   StatusOr<Json> list = c.client->List(kConfigMaps, "ns");
   ASSERT_TRUE(list.ok()) << list.status().message();
-  EXPECT_EQ(c.sleeps, (std::vector<double>{0.8, 1.6}));
+  EXPECT_THAT(c.sleeps(), ElementsAre(DoubleNear(0.8, 1e-9), DoubleNear(1.6, 1e-9)));
 }
 
 TEST(KubeClient, PersistentServerErrorSurfacesAsUnavailable) {
@@ -266,7 +271,7 @@ TEST(KubeClient, ServerErrorOnWriteIsNotRetried) {
   Status status = c.client->Create(kConfigMaps, "ns", ConfigMap("a")).status();
   EXPECT_EQ(status.code(), StatusCode::kUnavailable);
   EXPECT_EQ(server.Requests().size(), 1u);
-  EXPECT_TRUE(c.sleeps.empty());
+  EXPECT_TRUE(c.sleeps().empty());
 }
 
 TEST(KubeClient, SlowResponseTimesOutAsUnavailable) {
@@ -292,16 +297,11 @@ TEST(KubeClient, ClientSideRateLimitSpacesRequestsBeyondTheBurst) {
   ClientOptions options;
   options.qps = 1;
   options.burst = 2;
-  RecordingClient c(server, options);  // records the waits without sleeping them
+  RecordingClient c(server, options);
   for (int i = 0; i < 4; ++i)
     EXPECT_TRUE(IsNotFound(c.client->Get(kConfigMaps, "ns", "a").status()));
-  // The third and fourth requests wait for tokens 1 s and 2 s after the burst, less the real time
-  // the requests took (well under half a second, even on a loaded machine).
-  ASSERT_EQ(c.sleeps.size(), 2u);
-  EXPECT_GT(c.sleeps[0], 0.5);
-  EXPECT_LE(c.sleeps[0], 1.0);
-  EXPECT_GT(c.sleeps[1], c.sleeps[0] + 0.5);
-  EXPECT_LE(c.sleeps[1], 2.0);
+  // The third and fourth requests wait for the tokens refilled 1 s and 2 s after the burst.
+  EXPECT_THAT(c.sleeps(), ElementsAre(DoubleNear(1.0, 1e-9), DoubleNear(1.0, 1e-9)));
 }
 
 TEST(KubeClient, TokenFileIsReReadAfterTheRefreshPeriod) {

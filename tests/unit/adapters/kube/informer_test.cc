@@ -7,6 +7,7 @@
 #include <set>
 #include <thread>
 
+#include "tests/mocks/fake_clock.h"
 #include "tests/unit/adapters/kube/fake_apiserver.h"
 
 namespace bsw::kube {
@@ -23,7 +24,8 @@ Json ConfigMap(const std::string& name) {
   return Json{{"metadata", {{"name", name}, {"namespace", "ns"}}}, {"data", {{"k", "v"}}}};
 }
 
-// Polls `condition` for up to five seconds.
+// Polls `condition` for up to five seconds: for what the fake API server has seen, which the
+// informer reaches over real HTTP.
 template <typename Condition>
 bool Eventually(Condition condition) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
@@ -59,12 +61,15 @@ struct Seen {
   }
 };
 
-InformerOptions FastOptions() {
+constexpr double kMaxBackoffSeconds = 0.05;
+
+InformerOptions FastOptions(const FakeClock& clock) {
   InformerOptions options;
   options.ns = "ns";
   options.min_backoff_seconds = 0.01;
-  options.max_backoff_seconds = 0.05;
+  options.max_backoff_seconds = kMaxBackoffSeconds;
   options.seed = 42;
+  options.clock = &clock;
   return options;
 }
 
@@ -104,6 +109,7 @@ void ScriptFirstWatch(FakeApiServer& server, std::string body, bool abort_connec
 }
 
 struct Fixture {
+  FakeClock clock;
   FakeApiServer server;
   std::unique_ptr<Client> client = Client::Create(server.Config()).value();
 };
@@ -112,7 +118,7 @@ TEST(Informer, ListsThenWatchesFromTheListVersionAndSeesAddUpdateDelete) {
   Fixture f;
   ASSERT_TRUE(f.client->Create(kConfigMaps, "ns", ConfigMap("a")).ok());
   Seen seen;
-  Informer informer(*f.client, kConfigMaps, FastOptions(), seen.Handlers());
+  Informer informer(*f.client, kConfigMaps, FastOptions(f.clock), seen.Handlers());
   EXPECT_FALSE(informer.HasSynced());
   informer.Start();
   ASSERT_TRUE(informer.WaitForSync(5));
@@ -147,9 +153,12 @@ TEST(Informer, WatchTimeoutsAreRandomizedBetweenFiveAndTenMinutes) {
     response.set_content(ApiStatusBody(500, "InternalError", "x"), "application/json");
     return true;
   });
-  Informer informer(*f.client, kConfigMaps, FastOptions(), InformerHandlers{});
+  Informer informer(*f.client, kConfigMaps, FastOptions(f.clock), InformerHandlers{});
   informer.Start();
-  ASSERT_TRUE(Eventually([&] { return Watches(f.server).size() >= 5; }));
+  for (int failed = 0; failed < 5; ++failed) {
+    ASSERT_TRUE(f.clock.AwaitWaiters(1));  // backing off after a failed watch
+    f.clock.Advance(kMaxBackoffSeconds);
+  }
   informer.Stop();
   std::set<int> timeouts;
   for (const auto& watch : Watches(f.server)) {
@@ -161,6 +170,26 @@ TEST(Informer, WatchTimeoutsAreRandomizedBetweenFiveAndTenMinutes) {
   EXPECT_GT(timeouts.size(), 1u);
 }
 
+TEST(Informer, AfterAFailedWatchItWaitsItsBackoffBeforeWatchingAgain) {
+  Fixture f;
+  f.server.SetHook([](const httplib::Request& request, httplib::Response& response) {
+    if (request.get_param_value("watch") != "true") return false;
+    response.status = 500;
+    response.set_content(ApiStatusBody(500, "InternalError", "x"), "application/json");
+    return true;
+  });
+  Informer informer(*f.client, kConfigMaps, FastOptions(f.clock), InformerHandlers{});
+  informer.Start();
+  ASSERT_TRUE(f.clock.AwaitWaiters(1));
+  EXPECT_EQ(Watches(f.server).size(), 1u);
+  f.clock.Advance(0.009);  // under the first backoff, 0.01 s with up to 100% jitter added
+  ASSERT_TRUE(f.clock.AwaitWaiters(1));
+  EXPECT_EQ(Watches(f.server).size(), 1u);
+  f.clock.Advance(kMaxBackoffSeconds);
+  ASSERT_TRUE(f.clock.AwaitWaiters(1));  // the second watch failed too
+  EXPECT_EQ(Watches(f.server).size(), 2u);
+}
+
 TEST(Informer, WatchCutInTheMiddleOfAnEventReconnectsWithoutABogusEvent) {
   Fixture f;
   ScriptFirstWatch(
@@ -170,8 +199,10 @@ TEST(Informer, WatchCutInTheMiddleOfAnEventReconnectsWithoutABogusEvent) {
       R"({"type":"ADDED","object":{"metadata":{"name":"bog)",
       /*abort_connection=*/true);
   Seen seen;
-  Informer informer(*f.client, kConfigMaps, FastOptions(), seen.Handlers());
+  Informer informer(*f.client, kConfigMaps, FastOptions(f.clock), seen.Handlers());
   informer.Start();
+  ASSERT_TRUE(f.clock.AwaitWaiters(1));  // backing off after the broken watch
+  f.clock.Advance(kMaxBackoffSeconds);
   ASSERT_TRUE(Eventually([&] { return Watches(f.server).size() >= 2; }));
   EXPECT_EQ(seen.Log(), std::vector<std::string>{"add x"});
   EXPECT_EQ(Param(Watches(f.server)[1], "resourceVersion"), "500");
@@ -194,7 +225,7 @@ TEST(Informer, GoneOnWatchReListsAndReplacesTheCache) {
     return true;
   });
   Seen seen;
-  Informer informer(*f.client, kConfigMaps, FastOptions(), seen.Handlers());
+  Informer informer(*f.client, kConfigMaps, FastOptions(f.clock), seen.Handlers());
   informer.Start();
   ASSERT_TRUE(Eventually([&] { return seen.Has("delete b"); }));
   EXPECT_EQ(seen.Log(), (std::vector<std::string>{"add a", "add b", "delete b"}));
@@ -212,7 +243,7 @@ TEST(Informer, ExpiredErrorEventInsideTheStreamReLists) {
       "\n",
       /*abort_connection=*/false);
   Seen seen;
-  Informer informer(*f.client, kConfigMaps, FastOptions(), seen.Handlers());
+  Informer informer(*f.client, kConfigMaps, FastOptions(f.clock), seen.Handlers());
   informer.Start();
   ASSERT_TRUE(Eventually([&] { return Lists(f.server) == 2 && Watches(f.server).size() >= 2; }));
   // The re-list found nothing new: no handler call beyond the first add.
@@ -227,7 +258,7 @@ TEST(Informer, BookmarksAdvanceTheResourceVersionWithoutEvents) {
       "\n",
       /*abort_connection=*/false);
   Seen seen;
-  Informer informer(*f.client, kConfigMaps, FastOptions(), seen.Handlers());
+  Informer informer(*f.client, kConfigMaps, FastOptions(f.clock), seen.Handlers());
   informer.Start();
   ASSERT_TRUE(Eventually([&] { return Watches(f.server).size() >= 2; }));
   EXPECT_EQ(Param(Watches(f.server)[1], "resourceVersion"), "777");
@@ -240,7 +271,7 @@ TEST(Informer, ListsInPages) {
   for (const char* name : {"a", "b", "c", "d", "e"}) {
     ASSERT_TRUE(f.client->Create(kConfigMaps, "ns", ConfigMap(name)).ok());
   }
-  InformerOptions options = FastOptions();
+  InformerOptions options = FastOptions(f.clock);
   options.list_page_size = 2;
   Informer informer(*f.client, kConfigMaps, options, InformerHandlers{});
   informer.Start();
@@ -251,11 +282,10 @@ TEST(Informer, ListsInPages) {
 
 TEST(Informer, StopReturnsPromptlyWhileAWatchIsOpen) {
   Fixture f;
-  Informer informer(*f.client, kConfigMaps, FastOptions(), InformerHandlers{});
+  Informer informer(*f.client, kConfigMaps, FastOptions(f.clock), InformerHandlers{});
   informer.Start();
   ASSERT_TRUE(informer.WaitForSync(5));
   ASSERT_TRUE(Eventually([&] { return !Watches(f.server).empty(); }));
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
   auto start = std::chrono::steady_clock::now();
   informer.Stop();
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500));

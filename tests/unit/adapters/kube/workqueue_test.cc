@@ -3,14 +3,28 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <chrono>
+#include <future>
 #include <thread>
+
+#include "tests/mocks/fake_clock.h"
 
 namespace bsw::kube {
 namespace {
 
-using std::chrono::milliseconds;
-using std::chrono::steady_clock;
+using GetResult = std::future<std::optional<std::string>>;
+
+WorkQueueOptions On(const FakeClock& clock) {
+  WorkQueueOptions options;
+  options.clock = &clock;
+  return options;
+}
+
+// Calls Get on another thread and returns once it waits on the clock: no key was ready.
+GetResult BlockedGet(WorkQueue& queue, const FakeClock& clock) {
+  GetResult result = std::async(std::launch::async, [&queue] { return queue.Get(); });
+  EXPECT_TRUE(clock.AwaitWaiters(1)) << "Get returned at once";
+  return result;
+}
 
 TEST(WorkQueue, AKeyAddedTwiceBeforeItIsTakenIsProcessedOnce) {
   WorkQueue queue;
@@ -37,6 +51,20 @@ TEST(WorkQueue, AKeyReAddedWhileProcessingIsHandedOutAgainOnlyAfterDone) {
   EXPECT_EQ(queue.Len(), 0u);
 }
 
+TEST(WorkQueue, ASecondWorkerWaitsForAKeyTheFirstHoldsButTakesOtherKeys) {
+  FakeClock clock;
+  WorkQueue queue(On(clock));
+  queue.Add("a");
+  ASSERT_EQ(queue.Get(), "a");  // the first worker holds a
+  GetResult second = BlockedGet(queue, clock);
+  queue.Add("a");
+  queue.Add("b");
+  EXPECT_EQ(second.get(), "b");  // sweeps reconcile side by side
+  second = BlockedGet(queue, clock);
+  queue.Done("a");
+  EXPECT_EQ(second.get(), "a");  // a again, only once the first worker is done with it
+}
+
 TEST(WorkQueue, WorkersNeverProcessOneKeyConcurrently) {
   WorkQueue queue;
   std::atomic<int> active{0};
@@ -47,7 +75,7 @@ TEST(WorkQueue, WorkersNeverProcessOneKeyConcurrently) {
     workers.emplace_back([&] {
       while (std::optional<std::string> key = queue.Get()) {
         if (active.fetch_add(1) != 0) ++overlaps;
-        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        std::this_thread::yield();
         active.fetch_sub(1);
         ++processed;
         queue.Done(*key);
@@ -56,9 +84,8 @@ TEST(WorkQueue, WorkersNeverProcessOneKeyConcurrently) {
   }
   for (int i = 0; i < 200; ++i) {
     queue.Add("same");
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
+    std::this_thread::yield();
   }
-  std::this_thread::sleep_for(milliseconds(20));
   queue.ShutDown();
   for (std::thread& worker : workers) worker.join();
   EXPECT_EQ(overlaps, 0);
@@ -66,15 +93,11 @@ TEST(WorkQueue, WorkersNeverProcessOneKeyConcurrently) {
 }
 
 TEST(WorkQueue, GetBlocksUntilShutDownThenReturnsNothing) {
-  WorkQueue queue;
-  std::thread closer([&] {
-    std::this_thread::sleep_for(milliseconds(50));
-    queue.ShutDown();
-  });
-  auto start = steady_clock::now();
-  EXPECT_EQ(queue.Get(), std::nullopt);
-  EXPECT_GE(steady_clock::now() - start, milliseconds(40));
-  closer.join();
+  FakeClock clock;
+  WorkQueue queue(On(clock));
+  GetResult blocked = BlockedGet(queue, clock);
+  queue.ShutDown();
+  EXPECT_EQ(blocked.get(), std::nullopt);
   queue.Add("late");
   EXPECT_EQ(queue.Get(), std::nullopt);
 }
@@ -88,50 +111,64 @@ TEST(WorkQueue, ShutDownDrainsKeysAlreadyQueued) {
 }
 
 TEST(WorkQueue, AddAfterHandsTheKeyOutOnlyOnceTheDelayPassed) {
-  WorkQueue queue;
-  auto start = steady_clock::now();
+  FakeClock clock;
+  WorkQueue queue(On(clock));
   queue.AddAfter("late", 0.08);
   queue.AddAfter("early", 0.02);
   EXPECT_EQ(queue.Len(), 0u);
-  EXPECT_EQ(queue.Get(), "early");
-  EXPECT_EQ(queue.Get(), "late");
-  EXPECT_GE(steady_clock::now() - start, milliseconds(80));
+  GetResult got = BlockedGet(queue, clock);
+  clock.Advance(0.019);
+  EXPECT_TRUE(clock.AwaitWaiters(1)) << "handed out before its delay";
+  clock.Advance(0.002);
+  EXPECT_EQ(got.get(), "early");
+  got = BlockedGet(queue, clock);
+  clock.Advance(0.058);
+  EXPECT_TRUE(clock.AwaitWaiters(1)) << "handed out before its delay";
+  clock.Advance(0.002);
+  EXPECT_EQ(got.get(), "late");
 }
 
 TEST(WorkQueue, AddRateLimitedBacksOffPerKeyUntilForgotten) {
-  WorkQueueOptions options;
+  FakeClock clock;
+  WorkQueueOptions options = On(clock);
   options.item_base_seconds = 0.05;
   WorkQueue queue(options);
-  auto timed_get = [&] {
-    auto start = steady_clock::now();
-    std::optional<std::string> key = queue.Get();
-    EXPECT_EQ(key, "k");
+  // Takes k, which must come out `delay_seconds` after now (to the millisecond).
+  auto get_after = [&](double delay_seconds) {
+    GetResult got = BlockedGet(queue, clock);
+    clock.Advance(delay_seconds - 0.001);
+    EXPECT_TRUE(clock.AwaitWaiters(1)) << "handed out before " << delay_seconds << " s";
+    clock.Advance(0.002);
+    EXPECT_EQ(got.get(), "k");
     queue.Done("k");
-    return steady_clock::now() - start;
   };
-  queue.AddRateLimited("k");  // 50 ms
-  EXPECT_GE(timed_get(), milliseconds(49));
-  queue.AddRateLimited("k");  // 100 ms
-  EXPECT_GE(timed_get(), milliseconds(99));
+  queue.AddRateLimited("k");
+  get_after(0.05);
+  queue.AddRateLimited("k");
+  get_after(0.1);
   EXPECT_EQ(queue.NumRequeues("k"), 2);
   queue.Forget("k");
   EXPECT_EQ(queue.NumRequeues("k"), 0);
-  queue.AddRateLimited("k");  // 50 ms again
-  EXPECT_LT(timed_get(), milliseconds(99));
+  queue.AddRateLimited("k");
+  get_after(0.05);  // the base again
 }
 
 TEST(WorkQueue, AddRateLimitedAlsoWaitsForTheOverallBucket) {
-  WorkQueueOptions options;
+  FakeClock clock;
+  WorkQueueOptions options = On(clock);
   options.item_base_seconds = 0.001;
   options.qps = 20;
   options.burst = 1;
   WorkQueue queue(options);
-  auto start = steady_clock::now();
-  queue.AddRateLimited("a");  // the burst token
+  queue.AddRateLimited("a");  // the burst token: the item backoff alone
   queue.AddRateLimited("b");  // 1/20 s later
+  clock.Advance(0.001);
   EXPECT_EQ(queue.Get(), "a");
-  EXPECT_EQ(queue.Get(), "b");
-  EXPECT_GE(steady_clock::now() - start, milliseconds(45));
+  GetResult got = BlockedGet(queue, clock);
+  clock.Advance(0.048);
+  EXPECT_TRUE(clock.AwaitWaiters(1)) << "b handed out before the bucket's token";
+  clock.Advance(0.002);
+  EXPECT_EQ(got.get(), "b");
 }
 
 }  // namespace

@@ -1,6 +1,10 @@
 #include "operator/adapters/yaml/sweep_file.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 namespace bsw {
 namespace {
@@ -64,6 +68,119 @@ TEST(SweepFile, JsonFilesAreRead) {
   ASSERT_TRUE(doc.ok()) << doc.status().message();
   EXPECT_EQ((*doc)["a"], json::array({1, 2.5, "x"}));
   EXPECT_EQ((*doc)["b"]["c"], json(false));
+}
+
+// "Billion laughs": nine levels of ten aliases each, 10^9 scalars once expanded.
+std::string AliasBomb() {
+  std::string text = "a0: &a0 [lol]\n";
+  for (int level = 1; level <= 9; ++level) {
+    std::string name = "a" + std::to_string(level), previous = "*a" + std::to_string(level - 1);
+    text += name + ": &" + name + " [";
+    for (int i = 0; i < 10; ++i) text += (i ? ", " : "") + previous;
+    text += "]\n";
+  }
+  return text;
+}
+
+std::string Nested(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+bool Mentions(const Status& status, const std::string& text) {
+  return status.message().find(text) != std::string::npos;
+}
+
+TEST(SweepFileLimits, AliasBombIsRejectedNamingTheNodeLimit) {
+  StatusOr<json> doc = ParseSweepText(AliasBomb(), "bomb.yaml");
+  ASSERT_FALSE(doc.ok());
+  EXPECT_EQ(doc.status().message().rfind("bomb.yaml:", 0), 0u) << doc.status().message();
+  EXPECT_TRUE(Mentions(doc.status(), "more than 100000 nodes with its aliases expanded"))
+      << doc.status().message();
+}
+
+TEST(SweepFileLimits, AliasBombInASecondDocumentIsRejectedToo) {
+  StatusOr<json> doc = ParseSweepText("a: 1\n---\n" + AliasBomb(), "bomb.yaml");
+  ASSERT_FALSE(doc.ok());
+  EXPECT_TRUE(Mentions(doc.status(), "100000 nodes")) << doc.status().message();
+}
+
+TEST(SweepFileLimits, AliasesWithinTheLimitsAreExpanded) {
+  StatusOr<json> doc = ParseSweepText("a: &x {k: [1, 2]}\nb: *x\nc: &s hi\nd: *s\n", "t.yaml");
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  EXPECT_EQ((*doc)["b"], json({{"k", {1, 2}}}));
+  EXPECT_EQ((*doc)["d"], json("hi"));
+}
+
+TEST(SweepFileLimits, AnAliasInsideItsOwnAnchorIsRejected) {
+  StatusOr<json> doc = ParseSweepText("a: &x [1, *x]\n", "t.yaml");
+  ASSERT_FALSE(doc.ok());
+  EXPECT_TRUE(Mentions(doc.status(), "t.yaml:1:11: an alias refers to a node that contains it"))
+      << doc.status().message();
+}
+
+TEST(SweepFileLimits, ScalarBytesRepeatedThroughAliasesAreBounded) {
+  std::string text = "a: &big " + std::string(64 * 1024, 'x') + "\nb: [";
+  for (int i = 0; i < 100; ++i) text += (i ? ", " : "") + std::string("*big");
+  text += "]\n";
+  StatusOr<json> doc = ParseSweepText(text, "t.yaml");
+  ASSERT_FALSE(doc.ok());
+  EXPECT_TRUE(Mentions(doc.status(), "scalars exceed 4194304 bytes")) << doc.status().message();
+}
+
+TEST(SweepFileLimits, NestingIsBoundedAtTheLimit) {
+  EXPECT_TRUE(ParseSweepText(Nested(kMaxSweepNestingDepth), "t.yaml").ok());
+  StatusOr<json> doc = ParseSweepText(Nested(kMaxSweepNestingDepth + 1), "t.yaml");
+  ASSERT_FALSE(doc.ok());
+  EXPECT_TRUE(Mentions(doc.status(), "nesting deeper than 64 levels")) << doc.status().message();
+  EXPECT_FALSE(ParseSweepText(Nested(100'000), "t.yaml").ok()) << "far beyond yaml-cpp's own guard";
+}
+
+TEST(SweepFileLimits, NestingReachedThroughAnAliasCounts) {
+  const int half = kMaxSweepNestingDepth / 2 + 1;
+  std::string text = "a: &deep " + Nested(half) + "\nb: " + std::string(half, '[') + "*deep" +
+                     std::string(half, ']') + "\n";
+  StatusOr<json> doc = ParseSweepText(text, "t.yaml");
+  ASSERT_FALSE(doc.ok());
+  EXPECT_TRUE(Mentions(doc.status(), "nesting deeper than 64 levels")) << doc.status().message();
+}
+
+TEST(SweepFileLimits, TooManyNodesWithoutAliasesAreRejected) {
+  std::string text = "[0";
+  for (size_t i = 0; i < kMaxSweepNodes; ++i) text += ",0";
+  StatusOr<json> doc = ParseSweepText(text + "]", "t.yaml");
+  ASSERT_FALSE(doc.ok());
+  EXPECT_TRUE(Mentions(doc.status(), "more than 100000 nodes")) << doc.status().message();
+}
+
+class SweepFileOnDisk : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("sweep_file_test." + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+};
+
+TEST_F(SweepFileOnDisk, FileOverTheSizeLimitIsRejectedNamingTheLimit) {
+  const std::string path = (dir_ / "big.yaml").string();
+  std::ofstream(path) << "a: " << std::string(kMaxSweepFileBytes, 'x') << "\n";
+  StatusOr<json> doc = ReadSweepFile(path);
+  ASSERT_FALSE(doc.ok());
+  EXPECT_TRUE(Mentions(doc.status(), path + ": larger than the limit of 1048576 bytes"))
+      << doc.status().message();
+}
+
+TEST_F(SweepFileOnDisk, DirectoryIsRejectedSayingSo) {
+  StatusOr<json> doc = ReadSweepFile(dir_.string());
+  ASSERT_FALSE(doc.ok());
+  EXPECT_EQ(doc.status().message(), dir_.string() + ": is a directory; give a sweep file");
+}
+
+TEST_F(SweepFileOnDisk, FileWithinTheLimitsIsRead) {
+  const std::string path = (dir_ / "ok.yaml").string();
+  std::ofstream(path) << "a: [1, 2]\n";
+  StatusOr<json> doc = ReadSweepFile(path);
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  EXPECT_EQ((*doc)["a"], json::array({1, 2}));
 }
 
 }  // namespace

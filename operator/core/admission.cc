@@ -1,0 +1,185 @@
+#include <algorithm>
+
+#include "operator/core/decisions.h"
+#include "operator/core/tpe.h"
+
+namespace bsw::decisions {
+namespace {
+
+using Type = Event::Type;
+
+// FillSlots' steps, which share the pass's account, its free slots and the finish reserve.
+class SlotFiller {
+ public:
+  SlotFiller(const PlanInput& in, const Ledger& ledger, int occupied, bool denied)
+      : in_(in),
+        pricing_(in.model, in.options),
+        out_{Part{}, ledger},
+        occupied_(occupied),
+        denied_(denied) {}
+
+  Admitted Fill() && {
+    const SweepModel& model = in_.model;
+    if (Pausing(in_.spec()) && Free() > 0) {
+      reserve_ = FinishReserveOf(in_, out_.ledger);
+      for (const AshaScheduler::Promotion& p :
+           model.scheduler().Candidates(static_cast<size_t>(Free()))) {
+        const Trial& t = model.trial(p.trial);
+        if (t.phase != TrialPhase::kPaused) continue;
+        double from = model.rungs().at(p.rung);
+        double until = model.rungs().at(p.rung + 1);
+        if (!KeepsReserve(t.index, from, until) || !Promote(t, p.rung, until, "")) break;
+      }
+    }
+    int64_t next = model.trial_count();
+    while (Free() > 0 && !Denied() && CanCreate(model, next) &&
+           KeepsReserve(next, 0, FirstUntil(model)) && Create(next)) {
+      ++next;
+    }
+    return std::move(out_);
+  }
+
+ private:
+  int Free() const { return std::max(0, in_.spec().parallelism - occupied_); }
+  bool Denied() const { return denied_ || !out_.part.denials.empty(); }
+
+  // Takes `launch` into the pass after `decided` (the decision it carries out), or only its
+  // denial. Returns whether it launched.
+  bool Take(Admitted launch, const Event& decided) {
+    if (launch.part.events.empty()) {
+      out_.part.Add(std::move(launch.part));
+      return false;
+    }
+    out_.part.events.push_back(decided);
+    occupied_ += launch.part.occupied;
+    out_.part.Add(std::move(launch.part));
+    out_.ledger = launch.ledger;
+    if (reserve_ && reserve_->trial == decided.trial) reserve_.reset();  // the leader moves on
+    return true;
+  }
+
+  bool Create(int64_t next) {
+    Event created = Event::Of(Type::kTrialCreated, in_.now, next);
+    created.params = NewTrialConfig(in_.model, next);
+    double until = FirstUntil(in_.model);
+    return Take(Launch(in_, out_.ledger, next, 0, 0, until, Free()), created);
+  }
+
+  // Resumes paused trial `t` from `rung` toward `until`. Returns false when the budget says no.
+  bool Promote(const Trial& t, int rung, double until, const std::string& message) {
+    Event e = Event::Of(Type::kTrialPromoted, in_.now, t.index);
+    e.rung = rung;
+    e.message = message;
+    double from = in_.model.rungs().at(rung);
+    int segment = t.segments.back().number + 1;
+    return Take(Launch(in_, out_.ledger, t.index, segment, from, until, Free()), e);
+  }
+
+  // Whether trial `index` may launch from `from` toward `until`: it is the leader, or what it
+  // asks for leaves the reserve. When it would not, the leader is promoted to the full resource
+  // instead (outside the 1/η quota: no decision is left for it to wait for), once it is paused;
+  // true then if a slot is still free for `index`.
+  bool KeepsReserve(int64_t index, double from, double until) {
+    if (!reserve_ || reserve_->trial == index) return true;
+    double remaining = out_.ledger.remaining();
+    double requested = pricing_.Requested(index, from, until, Free(), remaining);
+    if (remaining - requested >= reserve_->device_seconds) return true;
+    const Trial& leader = in_.model.trial(reserve_->trial);
+    if (leader.phase != TrialPhase::kPaused) return false;  // still ending its segment: wait
+    double max = in_.model.rungs().max();
+    std::string message =
+        "to " + in_.spec().resource_unit +
+        Figures(" %g while the budget covers it: %.4f GPU-hours left,", max, remaining / 3600) +
+        Figures(" of which it needs %.4f and the next other launch %.4f",
+                reserve_->device_seconds / 3600, requested / 3600);
+    return Promote(leader, reserve_->rung, max, message) && Free() > 0;
+  }
+
+  const PlanInput& in_;
+  const Pricing pricing_;
+  Admitted out_;
+  int occupied_;
+  bool denied_;
+  std::optional<FinishReserve> reserve_;
+};
+
+}  // namespace
+
+Admitted Launch(const PlanInput& in, const Ledger& ledger, int64_t index, int segment, double from,
+                double until, int free_slots) {
+  const Pricing pricing(in.model, in.options);
+  Admitted out{Part{}, ledger};
+  double requested = pricing.Requested(index, from, until, free_slots, ledger.remaining());
+  if (std::optional<Denial> denial = out.ledger.Admit(requested)) {
+    out.part.denials.push_back(*denial);
+    return out;
+  }
+  double deadline = in.now + requested / pricing.devices();
+  Event launch = Event::Of(Type::kSegmentLaunched, in.now, index, segment);
+  launch.from = from;
+  launch.until = until;
+  launch.deadline = deadline;
+  out.part.events.push_back(launch);
+  out.part.actions.push_back(Action{Action::Kind::kStart, index, segment, until, deadline, ""});
+  out.part.occupied = 1;
+  return out;
+}
+
+std::optional<FinishReserve> FinishReserveOf(const PlanInput& in, const Ledger& ledger) {
+  const SweepModel& model = in.model;
+  if (model.count(TrialPhase::kCompleted) > 0) return std::nullopt;
+  for (int64_t index : model.active()) {
+    const std::vector<SegmentRecord>& segments = model.trial(index).segments;
+    if (!segments.empty() && segments.back().until >= model.rungs().max()) return std::nullopt;
+  }
+  std::optional<AshaScheduler::Promotion> leader = model.scheduler().Leader();
+  if (!leader) return std::nullopt;
+  const Pricing pricing(model, in.options);
+  std::optional<double> cost = pricing.CostOf(
+      pricing.SegmentSeconds(leader->trial, model.rungs().max() - model.rungs().at(leader->rung)));
+  if (!cost || *cost > ledger.remaining()) return std::nullopt;
+  return FinishReserve{leader->trial, leader->rung, *cost};
+}
+
+bool CanCreate(const SweepModel& model, int64_t next) {
+  if (model.spec().max_trials && next >= *model.spec().max_trials) return false;
+  std::optional<int64_t> size = model.search_space().FiniteSize();
+  return !size || next < *size;
+}
+
+Admitted FillSlots(const PlanInput& in, const Ledger& ledger, int occupied, bool denied) {
+  return SlotFiller(in, ledger, occupied, denied).Fill();
+}
+
+Event Finish::ToEvent(double now) const {
+  Event e = Event::Of(Type::kSweepFinished, now);
+  e.phase = phase;
+  e.reason = ReasonName(reason);
+  e.message = message;
+  return e;
+}
+
+std::optional<Finish> FinishOf(const SweepModel& model, int occupied,
+                               const std::vector<Denial>& denials) {
+  if (occupied > 0) return std::nullopt;
+  if (!denials.empty()) {
+    return Finish{SweepPhase::kBudgetExhausted, Reason::kBudgetExhausted,
+                  denials.front().Message()};
+  }
+  bool more_trials = CanCreate(model, model.trial_count());
+  bool more_promotions = Pausing(model.spec()) && !model.scheduler().Candidates(1).empty();
+  if (more_trials || more_promotions) return std::nullopt;
+  return Finish{SweepPhase::kCompleted, Reason::kSweepCompleted,
+                std::to_string(model.trial_count()) + " trials finished"};
+}
+
+std::optional<Finish> TooManyFailures(const SweepModel& model) {
+  int64_t failed = model.count(TrialPhase::kFailed);
+  int limit = model.spec().max_failed_trials;
+  if (failed < limit) return std::nullopt;
+  return Finish{SweepPhase::kFailed, Reason::kTooManyFailedTrials,
+                std::to_string(failed) + " trials failed (spec.maxFailedTrials is " +
+                    std::to_string(limit) + ")"};
+}
+
+}  // namespace bsw::decisions

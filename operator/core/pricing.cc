@@ -1,0 +1,88 @@
+#include <algorithm>
+
+#include "operator/core/decisions.h"
+
+namespace bsw::decisions {
+namespace {
+
+// Trial `t`'s own start-up and pace, where two rung values of one of its segments give them.
+std::optional<LinearCost> OwnCost(const Trial& t) {
+  std::vector<std::vector<CostPoint>> by_segment;
+  for (const SegmentRecord& seg : t.segments) by_segment.push_back(seg.measured);
+  return FitLinearCost(by_segment);
+}
+
+// Trial `t`'s latest measurement, if any.
+const CostPoint* Latest(const Trial& t) {
+  for (auto seg = t.segments.rbegin(); seg != t.segments.rend(); ++seg) {
+    if (!seg->measured.empty()) return &seg->measured.back();
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+bool Pausing(const SweepSpec& spec) {
+  return spec.algorithm == Algorithm::kAsha && spec.mode == AshaMode::kPause;
+}
+
+double FirstUntil(const SweepModel& model) {
+  return Pausing(model.spec()) ? model.rungs().at(0) : model.rungs().max();
+}
+
+Pricing::Pricing(const SweepModel& model, const PlannerOptions& options)
+    : model_(model), options_(options), devices_(ChargedDevices(model.spec().trial_gpus)) {}
+
+std::optional<double> Pricing::CostOf(std::optional<double> seconds) const {
+  if (!seconds) return std::nullopt;
+  double reserved = *seconds * options_.reservation_margin + model_.spec().grace_seconds;
+  return devices_ * std::max(reserved, options_.min_reservation_seconds);
+}
+
+std::optional<double> Pricing::MarginalPace(const Trial& t) const {
+  if (std::optional<LinearCost> own = OwnCost(t)) return own->per_unit;
+  return BorrowedPace(Latest(t));
+}
+
+// The running pace of a trial without OwnCost, whose latest measurement is `latest` (if any): the
+// sweep's steepest recent one, but no more than its own with the start-up included; else the
+// slowest recent pace of the sweep, start-up included.
+std::optional<double> Pricing::BorrowedPace(const CostPoint* latest) const {
+  std::optional<double> sweep = model_.cost_model().MarginalSecondsPerUnit();
+  if (latest == nullptr) return sweep ? sweep : model_.cost_model().SecondsPerUnit();
+  double inclusive = latest->seconds / latest->units;
+  return sweep ? std::min(*sweep, inclusive) : inclusive;
+}
+
+std::optional<double> Pricing::SegmentSeconds(int64_t index, double units) const {
+  if (index < model_.trial_count()) {
+    const Trial& t = model_.trial(index);
+    if (std::optional<LinearCost> own = OwnCost(t)) return own->Of(units);
+    if (const CostPoint* latest = Latest(t)) {
+      return latest->seconds + *BorrowedPace(latest) * (units - latest->units);
+    }
+  }
+  std::optional<double> pace = model_.cost_model().SecondsPerUnit();
+  if (!pace) return std::nullopt;
+  return *pace * units;
+}
+
+double Pricing::ReservedUntil(double progress, double until) const {
+  bool whole =
+      options_.deadlines_only_shrink || (Pausing(model_.spec()) && until >= model_.rungs().max());
+  return whole ? until : std::min(until, model_.rungs().NextAfter(progress));
+}
+
+double Pricing::Requested(int64_t index, double from, double until, int free_slots,
+                          double remaining) const {
+  std::optional<double> cost = CostOf(SegmentSeconds(index, ReservedUntil(from, until) - from));
+  // Without any measurement, a new segment gets an equal share of what is still unreserved,
+  // but no less than the grace period plus the minimum: the supervisor sends SIGTERM a grace
+  // period before the deadline, so a smaller share would stop the trial as it starts, charge it
+  // next to nothing, and leave the budget to a stream of trials that never measure anything.
+  return cost.value_or(
+      std::max(remaining / std::max(1, free_slots),
+               devices_ * (model_.spec().grace_seconds + options_.min_reservation_seconds)));
+}
+
+}  // namespace bsw::decisions

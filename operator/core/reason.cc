@@ -1,0 +1,55 @@
+#include "operator/core/reason.h"
+
+#include <iterator>
+
+namespace bsw {
+namespace {
+
+constexpr const char* kReasonNames[] = {"",
+                                        "Error",
+                                        "Lost",
+                                        "Diverged",
+                                        "DeadlineExceeded",
+                                        "Stopped",
+                                        "Evicted",
+                                        "Interrupted",
+                                        "MetricsMissing",
+                                        "BudgetExhausted",
+                                        "RungCutoff",
+                                        "SweepFinished",
+                                        "TooManyFailedTrials",
+                                        "ThroughputBelowTarget",
+                                        "SweepCompleted",
+                                        "TargetMet",
+                                        "BelowTarget",
+                                        "NothingMeasured"};
+static_assert(std::size(kReasonNames) == static_cast<size_t>(Reason::kNothingMeasured) + 1);
+
+}  // namespace
+
+const char* ReasonName(Reason reason) { return kReasonNames[static_cast<size_t>(reason)]; }
+
+std::optional<Reason> ParseReason(std::string_view name) {
+  for (size_t i = 0; i < std::size(kReasonNames); ++i) {
+    if (name == kReasonNames[i]) return static_cast<Reason>(i);
+  }
+  return std::nullopt;
+}
+
+bool TrainerFailed(Reason reason) {
+  return reason == Reason::kError || reason == Reason::kLost || reason == Reason::kDiverged;
+}
+
+bool Retryable(Reason reason) { return reason == Reason::kError || reason == Reason::kLost; }
+
+bool TrainerFailed(std::string_view name) {
+  std::optional<Reason> reason = ParseReason(name);
+  return reason && TrainerFailed(*reason);
+}
+
+bool Retryable(std::string_view name) {
+  std::optional<Reason> reason = ParseReason(name);
+  return reason && Retryable(*reason);
+}
+
+}  // namespace bsw

@@ -1,0 +1,54 @@
+#ifndef BSW_CORE_REASON_H_
+#define BSW_CORE_REASON_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace bsw {
+
+// The reasons the core decides with: why a segment ended, why a trial stopped, why a sweep
+// finished. Events and statuses carry them as their CamelCase names (ReasonName), which the
+// journal, the API and the backends share.
+enum class Reason {
+  kNone,  // "": a segment that ended as planned
+  // Why a segment ended, as a backend reports it or the planner records it.
+  kError,
+  kLost,
+  kDiverged,
+  kDeadlineExceeded,
+  kStopped,
+  kEvicted,
+  kInterrupted,
+  kMetricsMissing,
+  // Why the sweep stopped a trial or finished.
+  kBudgetExhausted,
+  kRungCutoff,
+  kSweepFinished,
+  kTooManyFailedTrials,
+  kThroughputBelowTarget,
+  kSweepCompleted,
+  // What the probe phase decided (ThroughputDecision::reason).
+  kTargetMet,
+  kBelowTarget,
+  kNothingMeasured,
+};
+
+const char* ReasonName(Reason reason);
+// The reason named `name`; nullopt for a name the core does not know (a backend's own word).
+std::optional<Reason> ParseReason(std::string_view name);
+
+// Whether a segment that ended for `reason` failed in the trainer itself, so that its output
+// explains it: Error, Lost or Diverged.
+bool TrainerFailed(Reason reason);
+// Whether a segment that ended for `reason` counts against spec.trial.maxRetries and is retried
+// while retries are left: Error or Lost. A diverged trainer would diverge again.
+bool Retryable(Reason reason);
+
+// The same, for a reason as its name.
+bool TrainerFailed(std::string_view name);
+bool Retryable(std::string_view name);
+
+}  // namespace bsw
+
+#endif  // BSW_CORE_REASON_H_

@@ -1,0 +1,227 @@
+#include <algorithm>
+
+#include "contract/trainer_exit_codes.h"
+#include "operator/core/decisions.h"
+
+namespace bsw::decisions {
+namespace {
+
+using Type = Event::Type;
+
+Action StopAction(const Trial& t, const std::string& reason) {
+  return Action{Action::Kind::kStop, t.index, t.segments.back().number, 0, 0, reason};
+}
+
+// How a segment that failed ended, by the backend's reason: a stop, an eviction or a deadline,
+// else the trainer's failure. A reason the core does not know is an Error.
+SegmentEnd FailedEnd(const Trial& t, const SegmentStatus& st) {
+  Reason backend = ParseReason(st.reason).value_or(Reason::kError);
+  if (backend == Reason::kDeadlineExceeded) {
+    return {backend, "stopped at its reserved share of the budget, which could not be extended"};
+  }
+  if (backend == Reason::kEvicted && !t.stop_requested) {
+    return {Reason::kInterrupted,
+            "the node refused or evicted its pod; it resumes from its checkpoint"};
+  }
+  if (backend == Reason::kStopped) {
+    if (t.stop_requested) return {Reason::kStopped, t.message};
+    return {Reason::kInterrupted, "stopped from outside the sweep; it resumes from its checkpoint"};
+  }
+  return {backend == Reason::kNone ? Reason::kError : backend,
+          st.exit_code ? "exited with code " + std::to_string(*st.exit_code)
+                       : "ended without an exit code"};
+}
+
+// A trial whose segment the backend does not show: stopped before it started, or journaled but
+// never started (a crash between the two), which is started again (Start is idempotent).
+Part UnseenSegment(const PlanInput& in, const Trial& t, const SegmentRecord& seg) {
+  Part part;
+  if (t.stop_requested) {
+    Event e = Event::Of(Type::kSegmentEnded, in.now, t.index, seg.number);
+    e.reason = ReasonName(Reason::kStopped);
+    e.message = "stopped before it started";
+    part.events.push_back(e);
+    return part;
+  }
+  part.actions.push_back(
+      Action{Action::Kind::kStart, t.index, seg.number, seg.until, seg.deadline, ""});
+  part.occupied = 1;
+  return part;
+}
+
+// A trial waiting for a segment: created but not launched, or ended with a retry or a resume
+// due. It is launched from its checkpoint, or stopped when the budget says no.
+Admitted LaunchWaiting(const PlanInput& in, const Trial& t, const Ledger& ledger, int free_slots) {
+  int next = t.segments.empty() ? 0 : t.segments.back().number + 1;
+  double until = t.segments.empty() ? FirstUntil(in.model) : t.segments.back().until;
+  Admitted launch = Launch(in, ledger, t.index, next, t.progress(), until, free_slots);
+  if (launch.part.events.empty()) {
+    Event e = Event::Of(Type::kTrialStopped, in.now, t.index);
+    e.reason = ReasonName(Reason::kBudgetExhausted);
+    e.message = launch.part.denials.front().Message();
+    launch.part.events.push_back(e);
+  }
+  return launch;
+}
+
+// A trial whose segment the backend shows pending or running.
+Admitted LiveSegment(const PlanInput& in, const Trial& t, const SegmentRecord& seg,
+                     const SegmentStatus& st, const Ledger& ledger) {
+  Part part;
+  part.occupied = 1;
+  if (t.stop_requested) {
+    part.actions.push_back(StopAction(t, t.reason));
+    return {part, ledger};
+  }
+  if (const RungVerdict* verdict = t.StopVerdict()) {
+    part.Add(StopTrial(in, t, Reason::kRungCutoff, verdict->message, true));
+    return {part, ledger};
+  }
+  auto m = in.observed.metrics.find(t.name);
+  const TrialMetrics* metrics = m == in.observed.metrics.end() ? nullptr : &m->second;
+  // A pending segment costs nothing and cannot report yet: only running ones are checked.
+  if (st.state == SegmentState::kRunning) {
+    MetricsCheck check = CheckMetrics(in, t, seg, metrics);
+    if (check.unknown) part.unknown.push_back(t.name);
+    if (check.stop_message) {
+      part.Add(StopTrial(in, t, Reason::kMetricsMissing, *check.stop_message, true));
+      return {part, ledger};
+    }
+  }
+  Admitted deadline = AdjustDeadline(in, t, seg, st, metrics, ledger);
+  part.Add(std::move(deadline.part));
+  return {part, deadline.ledger};
+}
+
+// One active trial.
+Admitted ReconcileTrial(const PlanInput& in, const Trial& t, const Ledger& ledger, int free_slots) {
+  if (t.segments.empty() || t.segments.back().ended) {
+    return LaunchWaiting(in, t, ledger, free_slots);
+  }
+  const SegmentRecord& seg = t.segments.back();
+  const SegmentStatus* st = in.observed.Segment(t.name, seg.number);
+  if (st == nullptr) return {UnseenSegment(in, t, seg), ledger};
+  if (st->state == SegmentState::kSucceeded || st->state == SegmentState::kFailed) {
+    Part part;
+    part.events.push_back(SegmentEndEvent(in, t, seg, *st));
+    // A trial that stays active is relaunched on the next pass: it still holds its slot.
+    part.occupied = Relaunches(in.spec(), t, EndOf(in.model, t, seg, *st).reason) ? 1 : 0;
+    return {part, ledger};
+  }
+  return LiveSegment(in, t, seg, *st, ledger);
+}
+
+}  // namespace
+
+SegmentEnd EndOf(const SweepModel& model, const Trial& t, const SegmentRecord& seg,
+                 const SegmentStatus& st) {
+  if (st.state == SegmentState::kSucceeded) {
+    bool reported = t.rung_values.contains(seg.until) || seg.until >= model.rungs().max();
+    if (!reported && !t.stop_requested) {
+      return {Reason::kMetricsMissing, "exited at " + model.spec().resource_unit +
+                                           Figures(" %g", seg.until) +
+                                           " without reporting the objective there"};
+    }
+    return {};
+  }
+  if (st.exit_code && *st.exit_code == kExitDiverged) {
+    return {Reason::kDiverged, "the trainer reported a non-finite loss (exit code " +
+                                   std::to_string(kExitDiverged) + ")"};
+  }
+  return FailedEnd(t, st);
+}
+
+Event SegmentEndEvent(const PlanInput& in, const Trial& t, const SegmentRecord& seg,
+                      const SegmentStatus& st) {
+  SegmentEnd end = EndOf(in.model, t, seg, st);
+  Event e = Event::Of(Type::kSegmentEnded, in.now, t.index, seg.number);
+  e.reason = ReasonName(end.reason);
+  e.message = std::move(end.message);
+  if (TrainerFailed(end.reason)) e.output = st.output_tail;
+  if (st.started_unix_seconds && st.finished_unix_seconds) {
+    e.started = *st.started_unix_seconds;
+    e.finished = *st.finished_unix_seconds;
+    e.devices = ChargedDevices(st.devices);
+  }
+  return e;
+}
+
+bool Relaunches(const SweepSpec& spec, const Trial& t, Reason reason) {
+  bool retry = Retryable(reason) && t.failures < spec.max_retries;
+  return reason == Reason::kInterrupted || (retry && !t.stop_requested);
+}
+
+MetricsCheck CheckMetrics(const PlanInput& in, const Trial& t, const SegmentRecord& seg,
+                          const TrialMetrics* metrics) {
+  MetricsCheck check;
+  check.unknown = metrics == nullptr;
+  if (metrics && metrics->resource_completed) {
+    for (double milestone : in.model.rungs().milestones()) {
+      if (milestone > seg.from && milestone <= *metrics->resource_completed &&
+          !t.rung_values.contains(milestone)) {
+        check.unknown = true;
+      }
+    }
+  }
+  if (!check.unknown) return check;
+  auto since = in.observed.unknown_since.find(t.name);
+  double timeout = in.spec().metrics_missing_timeout_seconds;
+  if (since != in.observed.unknown_since.end() && in.now - since->second > timeout) {
+    check.stop_message =
+        Figures("no objective reported for %.0f s (spec.metrics.missingTimeoutSeconds is %g)",
+                in.now - since->second, timeout);
+  }
+  return check;
+}
+
+Part StopTrial(const PlanInput& in, const Trial& t, Reason reason, const std::string& message,
+               bool live) {
+  Part part;
+  Event e = Event::Of(Type::kTrialStopped, in.now, t.index);
+  e.reason = ReasonName(reason);
+  e.message = message;
+  part.events.push_back(e);
+  if (live) part.actions.push_back(StopAction(t, e.reason));
+  return part;
+}
+
+Admitted ReconcileTrials(const PlanInput& in, const Ledger& ledger) {
+  Admitted all{Part{}, ledger};
+  for (int64_t index : in.model.active()) {
+    int free_slots = std::max(0, in.spec().parallelism - all.part.occupied);
+    Admitted one = ReconcileTrial(in, in.model.trial(index), all.ledger, free_slots);
+    all.part.Add(std::move(one.part));
+    all.ledger = one.ledger;
+  }
+  return all;
+}
+
+Part StopEverything(const PlanInput& in) {
+  const std::string message = "the sweep finished";
+  Part part;
+  for (int64_t index : in.model.active()) {
+    const Trial& t = in.model.trial(index);
+    if (t.segments.empty() || t.segments.back().ended) {
+      if (!t.stop_requested) part.Add(StopTrial(in, t, Reason::kSweepFinished, message, false));
+      continue;
+    }
+    const SegmentRecord& seg = t.segments.back();
+    const SegmentStatus* st = in.observed.Segment(t.name, seg.number);
+    // Journaled but not seen by the backend (a crash between the two, or a pod the informer
+    // has not shown yet): nothing to stop or charge until it shows.
+    if (st == nullptr) continue;
+    if (st->state == SegmentState::kSucceeded || st->state == SegmentState::kFailed) {
+      part.events.push_back(SegmentEndEvent(in, t, seg, *st));
+      if (Relaunches(in.spec(), t, EndOf(in.model, t, seg, *st).reason)) {
+        part.Add(StopTrial(in, t, Reason::kSweepFinished, message, false));
+      }
+    } else if (t.stop_requested) {
+      part.actions.push_back(StopAction(t, t.reason));
+    } else {
+      part.Add(StopTrial(in, t, Reason::kSweepFinished, message, true));
+    }
+  }
+  return part;
+}
+
+}  // namespace bsw::decisions

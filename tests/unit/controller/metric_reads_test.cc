@@ -1,0 +1,258 @@
+#include "operator/controller/metric_reads.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <future>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "operator/adapters/prometheus/scrape_source.h"
+#include "operator/adapters/system_clock.h"
+#include "tests/mocks/fake_clock.h"
+
+namespace bsw {
+namespace {
+
+constexpr char kObjective[] = "validation_accuracy";
+
+SegmentStatus Running(const std::string& trial, int segment, const std::string& metrics_url = "") {
+  SegmentStatus s;
+  s.trial = trial;
+  s.segment = segment;
+  s.state = SegmentState::kRunning;
+  s.metrics_url = metrics_url;
+  return s;
+}
+
+// A source whose reads of held trials wait until Release; the others answer at once.
+// A read answers resource_completed = 10 * segment + how many reads of the segment had started.
+// Counts reads in flight.
+class GatedSource final : public MetricSource {
+ public:
+  explicit GatedSource(std::set<std::string> held = {}) : held_(std::move(held)) {}
+
+  StatusOr<TrialMetrics> Read(const std::string&, const SegmentStatus& segment,
+                              const std::string&) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    ++in_flight_;
+    max_in_flight_ = std::max(max_in_flight_, in_flight_);
+    ++started_;
+    const int reads_of_segment = ++reads_by_segment_[segment.segment];
+    changed_.notify_all();
+    changed_.wait(lock, [&] { return !held_.contains(segment.trial); });
+    --in_flight_;
+    ++answered_;
+    changed_.notify_all();
+    TrialMetrics metrics;
+    metrics.resource_completed = 10 * segment.segment + reads_of_segment;
+    return metrics;
+  }
+
+  void Hold(const std::string& trial) {
+    std::lock_guard<std::mutex> lock(mu_);
+    held_.insert(trial);
+  }
+  void Release() {
+    std::lock_guard<std::mutex> lock(mu_);
+    held_.clear();
+    changed_.notify_all();
+  }
+  void AwaitStarted(int count) {
+    std::unique_lock<std::mutex> lock(mu_);
+    changed_.wait(lock, [&] { return started_ >= count; });
+  }
+  void AwaitAnswered(int count) {
+    std::unique_lock<std::mutex> lock(mu_);
+    changed_.wait(lock, [&] { return answered_ >= count; });
+  }
+  int started() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return started_;
+  }
+  int max_in_flight() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return max_in_flight_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable changed_;
+  std::set<std::string> held_;
+  int in_flight_ = 0;
+  int max_in_flight_ = 0;
+  int started_ = 0;
+  int answered_ = 0;
+  std::map<int, int> reads_by_segment_;
+};
+
+TEST(MetricReader, ReadsEverySegmentAndAnswersInOrder) {
+  FakeClock clock;
+  GatedSource source;
+  MetricReader reader(&source, &clock);
+  std::vector<StatusOr<TrialMetrics>> read =
+      reader.ReadAll("s", {Running("a", 0), Running("b", 1), Running("c", 2)}, kObjective);
+  ASSERT_EQ(read.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(read[i].ok()) << read[i].status().message();
+    EXPECT_EQ(read[i]->resource_completed, 10 * i + 1);
+  }
+}
+
+TEST(MetricReader, NeverRunsMoreReadsAtOnceThanItsBound) {
+  FakeClock clock;
+  std::vector<SegmentStatus> segments;
+  std::set<std::string> all;
+  for (int i = 0; i < 10; ++i) {
+    segments.push_back(Running("t" + std::to_string(i), i));
+    all.insert(segments.back().trial);
+  }
+  GatedSource source(all);
+  MetricReadOptions options;
+  options.max_in_flight = 3;
+  MetricReader reader(&source, &clock, options);
+  auto read =
+      std::async(std::launch::async, [&] { return reader.ReadAll("s", segments, kObjective); });
+  source.AwaitStarted(3);
+  source.Release();
+  std::vector<StatusOr<TrialMetrics>> results = read.get();
+  for (const StatusOr<TrialMetrics>& m : results) EXPECT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(source.started(), 10);
+  EXPECT_EQ(source.max_in_flight(), 3);
+}
+
+TEST(MetricReader, ASegmentsFirstReadIsWaitedForOnlyTheFirstReadDeadline) {
+  FakeClock clock;
+  GatedSource source({"hung"});
+  MetricReadOptions options;
+  options.deadline_seconds = 0.25;
+  options.first_read_deadline_seconds = 0.02;
+  MetricReader reader(&source, &clock, options);
+  auto pass = std::async(std::launch::async,
+                         [&] { return reader.ReadAll("s", {Running("hung", 0)}, kObjective); });
+  source.AwaitStarted(1);
+  ASSERT_TRUE(clock.AwaitWaiters(1));
+  clock.Advance(0.021);
+  StatusOr<TrialMetrics> hung = pass.get()[0];
+  EXPECT_NE(hung.status().message().find("no answer within 0.02 s"), std::string::npos)
+      << hung.status().message();
+  source.Release();
+}
+
+TEST(MetricReader, AHungReadCostsOneDeadlineOnceAndItsLateAnswerIsHandedOnLater) {
+  FakeClock clock;
+  GatedSource source;
+  MetricReadOptions options;
+  options.deadline_seconds = 0.25;
+  options.first_read_deadline_seconds = 0.02;
+  MetricReader reader(&source, &clock, options);
+  ASSERT_TRUE(reader.ReadAll("s", {Running("a", 0)}, kObjective)[0].ok());  // a is proven
+
+  // a hangs: the pass waits for it the whole deadline, and no longer.
+  source.Hold("a");
+  auto pass = std::async(std::launch::async,
+                         [&] { return reader.ReadAll("s", {Running("a", 0)}, kObjective); });
+  source.AwaitStarted(2);
+  ASSERT_TRUE(clock.AwaitWaiters(1));
+  clock.Advance(0.021);
+  ASSERT_TRUE(clock.AwaitWaiters(1)) << "a proven segment is waited for the whole deadline";
+  clock.Advance(0.24);
+  StatusOr<TrialMetrics> a = pass.get()[0];
+  EXPECT_EQ(a.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(a.status().message().find("no answer within 0.25 s"), std::string::npos)
+      << a.status().message();
+
+  // While its read still runs, a is neither read again nor waited for: the next pass reads b and
+  // returns without the clock moving.
+  std::vector<StatusOr<TrialMetrics>> read =
+      reader.ReadAll("s", {Running("a", 0), Running("b", 1)}, kObjective);
+  EXPECT_NE(read[0].status().message().find("no answer yet"), std::string::npos)
+      << read[0].status().message();
+  EXPECT_TRUE(read[1].ok());
+  EXPECT_EQ(source.started(), 3);
+
+  // Once it has answered, a pass hands its answer out (passes until then find it still running).
+  source.Release();
+  do {
+    a = reader.ReadAll("s", {Running("a", 0)}, kObjective)[0];
+  } while (!a.ok());
+  EXPECT_EQ(a->resource_completed, 2);  // the second read of a: the one that hung
+  EXPECT_EQ(source.started(), 3);
+
+  // Slow now, a is read again but not waited for; b, proven, is.
+  source.Hold("a");
+  read = reader.ReadAll("s", {Running("a", 0), Running("b", 1)}, kObjective);
+  EXPECT_EQ(read[0].status().code(), StatusCode::kUnavailable);
+  EXPECT_TRUE(read[1].ok());
+  source.AwaitStarted(5);  // a's read, which nothing waited for
+  EXPECT_EQ(source.started(), 5);
+  source.Release();
+}
+
+// An endpoint that hangs: it never accepts, but the kernel completes the handshakes (the listen
+// backlog), so a client connects and then waits for an answer that never comes.
+class HungServer {
+ public:
+  HungServer() {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    EXPECT_EQ(bind(fd_, reinterpret_cast<sockaddr*>(&addr), len), 0);
+    EXPECT_EQ(listen(fd_, 16), 0);
+    EXPECT_EQ(getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+    port_ = ntohs(addr.sin_port);
+  }
+  // Closing the socket resets the connections waiting on it: the reads that hang on them end.
+  ~HungServer() { close(fd_); }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/metrics"; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+TEST(MetricReader, HungHttpEndpointsCostOneDeadlineAndTheOthersAreRead) {
+  httplib::Server trainer;
+  trainer.Get("/metrics", [](const httplib::Request&, httplib::Response& response) {
+    response.set_content("budgetsweep_trainer_resource_completed 3\n", "text/plain");
+  });
+  int port = trainer.bind_to_any_port("127.0.0.1");
+  std::thread serving([&] { trainer.listen_after_bind(); });
+  while (!trainer.is_running()) std::this_thread::yield();
+  const std::string healthy = "http://127.0.0.1:" + std::to_string(port) + "/metrics";
+
+  // A scrape timeout far past the reader's deadline: only the deadline can end the pass early.
+  prom::ScrapeMetricSource source(/*timeout_seconds=*/60);
+  MetricReadOptions options;
+  options.deadline_seconds = 1;
+  options.first_read_deadline_seconds = 1;
+  MetricReader reader(&source, &SystemClock::Get(), options);
+  HungServer hung_a;  // destroyed before the reader, which waits for the reads hanging on it
+  HungServer hung_b;
+  std::vector<SegmentStatus> segments = {Running("t0", 0, healthy), Running("t1", 0, hung_a.url()),
+                                         Running("t2", 0, healthy), Running("t3", 0, hung_b.url()),
+                                         Running("t4", 0, healthy)};
+  std::vector<StatusOr<TrialMetrics>> read = reader.ReadAll("s", segments, kObjective);
+  ASSERT_EQ(read.size(), 5u);
+  for (int i : {0, 2, 4}) {
+    ASSERT_TRUE(read[i].ok()) << read[i].status().message();
+    EXPECT_EQ(read[i]->resource_completed, 3);
+  }
+  for (int i : {1, 3}) {
+    EXPECT_NE(read[i].status().message().find("no answer within 1 s"), std::string::npos)
+        << read[i].status().message();
+  }
+  trainer.stop();
+  serving.join();
+}
+
+}  // namespace
+}  // namespace bsw

@@ -1,0 +1,276 @@
+// Table tests of the trial lifecycle decisions: how a segment's end is read, whether a trial
+// relaunches, when missing metrics stop it, and how a finished sweep ends its trials.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "operator/core/decisions.h"
+#include "tests/unit/core/planner_harness.h"
+
+namespace bsw::decisions {
+namespace {
+
+using ::testing::HasSubstr;
+
+// The table sweep: rungs 1, 3, 9 epochs, one retry, a 60 s metrics timeout.
+SweepSpec Spec() { return ParseSweep(testing::TableSweep()).value(); }
+
+struct EndRow {
+  std::string name;
+  SegmentState state;
+  std::optional<int> exit_code;
+  std::string backend_reason;
+  bool stop_requested;
+  bool reported_at_until;  // the trial's value at the segment's end (epoch 3) is recorded
+  Reason want;
+  std::string message_has;
+};
+
+void PrintTo(const EndRow& row, std::ostream* os) { *os << row.name; }
+
+class EndOfTable : public ::testing::TestWithParam<EndRow> {};
+
+TEST_P(EndOfTable, ReadsTheSegmentsEndAsTheBackendShowsIt) {
+  const EndRow& row = GetParam();
+  SweepModel model(Spec());
+  Trial t;
+  t.name = "fmnist-cnn-t0000";
+  t.stop_requested = row.stop_requested;
+  t.message = "the sweep stopped it";
+  if (row.reported_at_until) t.rung_values[3] = 0.5;
+  SegmentRecord seg;
+  seg.until = 3;
+  SegmentStatus st;
+  st.state = row.state;
+  st.exit_code = row.exit_code;
+  st.reason = row.backend_reason;
+  SegmentEnd end = EndOf(model, t, seg, st);
+  EXPECT_EQ(ReasonName(end.reason), std::string(ReasonName(row.want)));
+  EXPECT_THAT(end.message, HasSubstr(row.message_has));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, EndOfTable,
+    ::testing::Values(EndRow{"SucceededWithItsValueEndsAsPlanned", SegmentState::kSucceeded, 0, "",
+                             false, true, Reason::kNone, ""},
+                      EndRow{"SucceededWithoutItsValueIsMetricsMissing", SegmentState::kSucceeded,
+                             0, "", false, false, Reason::kMetricsMissing,
+                             "exited at epochs 3 without reporting"},
+                      EndRow{"SucceededWithoutItsValueAfterAStopEndsAsPlanned",
+                             SegmentState::kSucceeded, 0, "", true, false, Reason::kNone, ""},
+                      EndRow{"ExitCodeThreeIsDiverged", SegmentState::kFailed, 3, "Error", false,
+                             false, Reason::kDiverged, "non-finite loss (exit code 3)"},
+                      EndRow{"DeadlineExceededStaysDeadlineExceeded", SegmentState::kFailed, 137,
+                             "DeadlineExceeded", false, false, Reason::kDeadlineExceeded,
+                             "reserved share of the budget"},
+                      EndRow{"AnEvictionIsAnInterruption", SegmentState::kFailed, std::nullopt,
+                             "Evicted", false, false, Reason::kInterrupted, "refused or evicted"},
+                      EndRow{"AnEvictionOfAStoppedTrialIsRecordedAsSuch", SegmentState::kFailed,
+                             143, "Evicted", true, false, Reason::kEvicted, "exited with code 143"},
+                      EndRow{"AStopFromOutsideIsAnInterruption", SegmentState::kFailed, 143,
+                             "Stopped", false, false, Reason::kInterrupted,
+                             "stopped from outside the sweep"},
+                      EndRow{"AStopTheSweepAskedForIsStoppedWithItsMessage", SegmentState::kFailed,
+                             143, "Stopped", true, false, Reason::kStopped, "the sweep stopped it"},
+                      EndRow{"AnErrorNamesItsExitCode", SegmentState::kFailed, 1, "Error", false,
+                             false, Reason::kError, "exited with code 1"},
+                      EndRow{"ALostSegmentStaysLost", SegmentState::kFailed, std::nullopt, "Lost",
+                             false, false, Reason::kLost, "ended without an exit code"},
+                      EndRow{"AFailureWithoutAReasonIsAnError", SegmentState::kFailed, 2, "", false,
+                             false, Reason::kError, "exited with code 2"}),
+    [](const ::testing::TestParamInfo<EndRow>& row) { return row.param.name; });
+
+TEST(SegmentEndEvent, KeepsTheTrainersOutputOnlyWhenTheTrainerFailed) {
+  SweepModel model(Spec());
+  Observed observed;
+  PlannerOptions options;
+  PlanInput in{model, observed, 500, options};
+  Trial t;
+  t.index = 4;
+  SegmentRecord seg;
+  seg.number = 2;
+  seg.until = 3;
+  SegmentStatus st;
+  st.state = SegmentState::kFailed;
+  st.exit_code = 1;
+  st.reason = "Error";
+  st.output_tail = "Traceback: out of memory";
+  st.started_unix_seconds = 100;
+  st.finished_unix_seconds = 400;
+  st.devices = 0;
+  Event e = SegmentEndEvent(in, t, seg, st);
+  EXPECT_EQ(e.type, Event::Type::kSegmentEnded);
+  EXPECT_EQ(e.trial, 4);
+  EXPECT_EQ(e.segment, 2);
+  EXPECT_EQ(e.reason, "Error");
+  EXPECT_EQ(e.output, st.output_tail);
+  EXPECT_DOUBLE_EQ(e.started, 100);
+  EXPECT_DOUBLE_EQ(e.finished, 400);
+  EXPECT_EQ(e.devices, 1) << "a CPU segment is charged one device";
+
+  st.reason = "DeadlineExceeded";
+  EXPECT_EQ(SegmentEndEvent(in, t, seg, st).output, "");
+}
+
+struct RelaunchRow {
+  std::string name;
+  Reason reason;
+  int failures;
+  bool stop_requested;
+  bool relaunches;
+};
+
+void PrintTo(const RelaunchRow& row, std::ostream* os) { *os << row.name; }
+
+class RelaunchesTable : public ::testing::TestWithParam<RelaunchRow> {};
+
+TEST_P(RelaunchesTable, RelaunchesOnlyAResumeOrARetryThatIsLeft) {
+  const RelaunchRow& row = GetParam();
+  Trial t;
+  t.failures = row.failures;
+  t.stop_requested = row.stop_requested;
+  EXPECT_EQ(Relaunches(Spec(), t, row.reason), row.relaunches);
+}
+
+// The table sweep allows one retry: a trial that failed once has used it (the failure being
+// recorded comes with the event that is being decided on here).
+INSTANTIATE_TEST_SUITE_P(
+    Rows, RelaunchesTable,
+    ::testing::Values(
+        RelaunchRow{"AnInterruptionResumes", Reason::kInterrupted, 5, false, true},
+        RelaunchRow{"AnInterruptionResumesEvenWhenStopped", Reason::kInterrupted, 0, true, true},
+        RelaunchRow{"AFirstErrorIsRetried", Reason::kError, 0, false, true},
+        RelaunchRow{"AFirstLossIsRetried", Reason::kLost, 0, false, true},
+        RelaunchRow{"AnErrorPastTheRetriesIsNot", Reason::kError, 1, false, false},
+        RelaunchRow{"AStoppedTrialIsNotRetried", Reason::kError, 0, true, false},
+        RelaunchRow{"ADivergedTrialIsNotRetried", Reason::kDiverged, 0, false, false},
+        RelaunchRow{"AnEndAsPlannedIsNoRelaunch", Reason::kNone, 0, false, false},
+        RelaunchRow{"ADeadlineIsNoRelaunch", Reason::kDeadlineExceeded, 0, false, false}),
+    [](const ::testing::TestParamInfo<RelaunchRow>& row) { return row.param.name; });
+
+struct MetricsRow {
+  std::string name;
+  bool answered;
+  std::optional<double> resource_completed;
+  std::optional<double> unknown_since;  // seconds before now
+  bool unknown;
+  bool stops;
+};
+
+void PrintTo(const MetricsRow& row, std::ostream* os) { *os << row.name; }
+
+class CheckMetricsTable : public ::testing::TestWithParam<MetricsRow> {};
+
+TEST_P(CheckMetricsTable, WaitsOnUnknownMetricsAndStopsOnlyAfterTheTimeout) {
+  const MetricsRow& row = GetParam();
+  SweepModel model(Spec());
+  Observed observed;
+  const double now = 1000;
+  if (row.unknown_since) observed.unknown_since["t"] = now - *row.unknown_since;
+  PlannerOptions options;
+  PlanInput in{model, observed, now, options};
+  Trial t;
+  t.name = "t";
+  t.rung_values[1] = 0.5;
+  SegmentRecord seg;  // from 0 toward 9
+  seg.until = 9;
+  TrialMetrics metrics;
+  metrics.resource_completed = row.resource_completed;
+  MetricsCheck check = CheckMetrics(in, t, seg, row.answered ? &metrics : nullptr);
+  EXPECT_EQ(check.unknown, row.unknown);
+  EXPECT_EQ(check.stop_message.has_value(), row.stops);
+  if (row.stops) {
+    EXPECT_THAT(*check.stop_message, HasSubstr("missingTimeoutSeconds is 60"));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, CheckMetricsTable,
+    ::testing::Values(
+        MetricsRow{"AnAnswerWithEveryPassedRungsValueIsKnown", true, 2, std::nullopt, false, false},
+        MetricsRow{"NoAnswerIsUnknown", false, std::nullopt, std::nullopt, true, false},
+        MetricsRow{"APassedRungWithoutItsValueIsUnknown", true, 3, std::nullopt, true, false},
+        MetricsRow{"UnknownWithinTheTimeoutWaits", false, std::nullopt, 60, true, false},
+        MetricsRow{"UnknownPastTheTimeoutStops", false, std::nullopt, 61, true, true}),
+    [](const ::testing::TestParamInfo<MetricsRow>& row) { return row.param.name; });
+
+TEST(StopTrial, RecordsTheStopAndStopsALiveSegmentWithTheSameReason) {
+  SweepModel model(Spec());
+  Observed observed;
+  PlannerOptions options;
+  PlanInput in{model, observed, 10, options};
+  Trial t;
+  t.index = 3;
+  t.segments.emplace_back().number = 1;
+  Part live = StopTrial(in, t, Reason::kRungCutoff, "not in the top 1/3", true);
+  ASSERT_EQ(live.events.size(), 1u);
+  EXPECT_EQ(live.events[0].type, Event::Type::kTrialStopped);
+  EXPECT_EQ(live.events[0].reason, "RungCutoff");
+  ASSERT_EQ(live.actions.size(), 1u);
+  EXPECT_EQ(live.actions[0].kind, Action::Kind::kStop);
+  EXPECT_EQ(live.actions[0].segment, 1);
+  EXPECT_EQ(live.actions[0].reason, "RungCutoff");
+  EXPECT_TRUE(StopTrial(in, t, Reason::kSweepFinished, "", false).actions.empty());
+}
+
+TEST(ReconcileTrials, ATrialTheBudgetCannotLaunchIsStoppedWithTheDenial) {
+  SweepModel model(Spec());
+  for (int64_t i = 0; i < 2; ++i) {
+    ASSERT_TRUE(model.Apply(Event::Of(Event::Type::kTrialCreated, 0, i)).ok());
+  }
+  Observed observed;
+  PlannerOptions options;
+  PlanInput in{model, observed, 10, options};
+  Ledger ledger(3600);
+  ASSERT_FALSE(ledger.Admit(3590).has_value());
+  Admitted a = ReconcileTrials(in, ledger);
+  // Each asks at least the grace period plus 5 s, more than the 10 s left: both are refused.
+  ASSERT_EQ(a.part.denials.size(), 2u);
+  EXPECT_EQ(a.part.occupied, 0);
+  ASSERT_EQ(a.part.events.size(), 2u);
+  for (const Event& e : a.part.events) {
+    EXPECT_EQ(e.type, Event::Type::kTrialStopped);
+    EXPECT_EQ(e.reason, "BudgetExhausted");
+  }
+  EXPECT_THAT(a.part.events[0].message, HasSubstr("GPU-hours"));
+  EXPECT_DOUBLE_EQ(a.ledger.reserved(), 3590) << "a refused launch reserves nothing";
+}
+
+TEST(ReconcileTrials, JournaledSegmentsTheBackendLostAreStartedAgainAndHoldTheirSlots) {
+  testing::PlannerHarness h(Spec());
+  h.Pass();  // two trials created and launched, not started by the backend
+  Observed observed = h.observed();
+  PlannerOptions options;
+  PlanInput in{h.model(), observed, h.now(), options};
+  Admitted started = ReconcileTrials(in, Ledger(3600));
+  EXPECT_EQ(started.part.occupied, 2);
+  EXPECT_EQ(started.part.actions.size(), 2u);
+  EXPECT_TRUE(started.part.events.empty());
+}
+
+TEST(StopEverything, StopsLiveSegmentsAndTrialsWaitingForOne) {
+  testing::PlannerHarness h(Spec());
+  h.PassAndCarry();  // trials 0 and 1 run
+  h.Advance(10);
+  h.Exit(1, 1);  // trial 1 fails with a retry left
+  PlannerOptions options;
+  PlanInput in{h.model(), h.observed(), h.now(), options};
+  Part part = StopEverything(in);
+  // Trial 0: stopped live. Trial 1: its end recorded, then stopped since it would relaunch.
+  ASSERT_EQ(part.events.size(), 3u);
+  EXPECT_EQ(part.events[0].type, Event::Type::kTrialStopped);
+  EXPECT_EQ(part.events[0].trial, 0);
+  EXPECT_EQ(part.events[1].type, Event::Type::kSegmentEnded);
+  EXPECT_EQ(part.events[1].reason, "Error");
+  EXPECT_EQ(part.events[2].type, Event::Type::kTrialStopped);
+  EXPECT_EQ(part.events[2].reason, "SweepFinished");
+  ASSERT_EQ(part.actions.size(), 1u);
+  EXPECT_EQ(part.actions[0].trial, 0);
+  EXPECT_EQ(part.occupied, 0);
+}
+
+}  // namespace
+}  // namespace bsw::decisions

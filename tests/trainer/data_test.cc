@@ -52,7 +52,7 @@ TEST(Idx, ReadsGzipImagesAndLabels) {
 TEST(Idx, TruncatedFileIsCorruptAndNamed) {
   const auto dir = TempDir("idx_truncated");
   std::vector<uint8_t> images = IdxImages(3, 2, 2);
-  images.resize(images.size() - 1);
+  images.pop_back();
   WriteGzip(dir / "i.gz", images);
   WriteGzip(dir / "l.gz", IdxLabels(3));
   StatusOr<LabeledImages> data = ReadIdxPair(dir / "i.gz", dir / "l.gz");

@@ -21,7 +21,8 @@ bool MatchesSelector(const Json& object, const std::string& selector) {
     std::string key = term.substr(0, eq);
     std::string value = eq == std::string::npos ? "" : term.substr(eq + 1);
     const Json& labels = object["metadata"].value("labels", Json::object());
-    if (!labels.contains(key) || labels[key] != value) return false;
+    if (!labels.contains(key)) return false;
+    if (eq != std::string::npos && labels[key] != value) return false;  // else: `key` exists
     start = end + 1;
   }
   return true;

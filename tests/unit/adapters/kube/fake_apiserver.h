@@ -33,9 +33,9 @@ std::string Param(const RecordedRequest& request, const std::string& key);
 // An in-memory kube-apiserver over plain HTTP on 127.0.0.1, enough for client tests: objects by
 // path with resourceVersions, optimistic concurrency on PUT and delete preconditions, merge
 // patches, finalizers (a DELETE only marks an object that has some, and removing the last one
-// deletes it), the /status subresource, lists with equality label selectors and limit/continue
-// paging, and watches that stream the change log from a resourceVersion. A test injects faults
-// through a hook that sees every request first.
+// deletes it), the /status subresource, lists with equality and existence label selectors and
+// limit/continue paging, and watches that stream the change log from a resourceVersion. A test
+// injects faults through a hook that sees every request first.
 class FakeApiServer {
  public:
   // Returns true when it has written the response itself.

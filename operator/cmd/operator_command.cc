@@ -19,6 +19,7 @@
 #include "operator/adapters/observability/operator_metrics.h"
 #include "operator/adapters/system_clock.h"
 #include "operator/controller/sweep_reconciler.h"
+#include "operator/core/reason.h"
 
 namespace bsw {
 namespace {
@@ -145,7 +146,7 @@ int RunOperator(const OperatorOptions& options) {
                               const SweepModel& model, const Event& e) {
     metrics.CountDecision(ns, sweep, e.ToJson().value("event", ""));
     if (e.type == Event::Type::kTrialPromoted) metrics.CountPromotion(ns, sweep, e.rung);
-    if (e.type == Event::Type::kTrialStopped && e.reason == "RungCutoff") {
+    if (e.type == Event::Type::kTrialStopped && e.reason == ReasonName(Reason::kRungCutoff)) {
       const std::vector<double>& rungs = model.rungs().milestones();
       double reached = model.trial(e.trial).progress();
       auto rung = std::find(rungs.begin(), rungs.end(), reached) - rungs.begin();

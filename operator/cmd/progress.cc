@@ -3,6 +3,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "operator/core/reason.h"
 #include "operator/core/search_space.h"
 
 namespace bsw {
@@ -146,9 +147,9 @@ std::string Progress::Describe(const SweepController& c, const Event& e) const {
     case Event::Type::kSegmentEnded: {
       const Trial& t = m.trial(e.trial);
       // Still running after an ended segment: it is relaunched from its checkpoint.
-      std::string state = t.phase != TrialPhase::kRunning ? TrialPhaseName(t.phase)
-                          : e.reason == "Interrupted"     ? "Interrupted, resuming"
-                                                          : "Retrying";
+      std::string state = t.phase != TrialPhase::kRunning                ? TrialPhaseName(t.phase)
+                          : e.reason == ReasonName(Reason::kInterrupted) ? "Interrupted, resuming"
+                                                                         : "Retrying";
       return name + " " + state +
              (e.reason.empty()
                   ? ""

@@ -17,7 +17,6 @@ struct TrialMetrics {
   std::optional<double> accelerator_utilization_ratio;
   // A probe run (--probe-steps): the steps it measured, once its figures above are final.
   std::optional<double> probe_measured_steps;
-  bool diverged = false;
 };
 
 }  // namespace bsw

@@ -32,7 +32,6 @@ constexpr const char* kProgressSeries[] = {
     "budgetsweep_trainer_samples_per_second",
     "budgetsweep_trainer_data_wait_ratio",
     "budgetsweep_trainer_accelerator_utilization_ratio",
-    "budgetsweep_trainer_diverged",
     "budgetsweep_trainer_probe_measured_steps",
 };
 

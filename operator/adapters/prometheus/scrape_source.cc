@@ -60,8 +60,6 @@ StatusOr<TrialMetrics> TrialMetricsFromSamples(const std::vector<Sample>& sample
       metrics.accelerator_utilization_ratio = sample.value;
     } else if (name == "probe_measured_steps") {
       metrics.probe_measured_steps = sample.value;
-    } else if (name == "diverged") {
-      metrics.diverged = sample.value == 1.0;
     }
   }
   return metrics;

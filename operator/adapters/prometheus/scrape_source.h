@@ -14,7 +14,7 @@ namespace bsw::prom {
 //   budgetsweep_trainer_objective{metric=<objective_metric>,resource=<r>} ->
 //   objective_by_resource[r] budgetsweep_trainer_resource_completed, _loss, _samples_per_second,
 //   _data_wait_ratio, _accelerator_utilization_ratio -> the fields of the same name
-//   budgetsweep_trainer_diverged == 1 -> diverged
+//   (a divergence is read from the trainer's exit code, not from budgetsweep_trainer_diverged)
 // Samples whose `sweep` or `trial` label names another sweep or trial are ignored, so that a
 // port reused by another trial is never read as this one. NaN objective values are kept.
 // Fails with InvalidArgument when a matching objective sample has a non-numeric resource label.

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "operator/cmd/kubectl/format.h"
+#include "operator/core/reason.h"
 #include "operator/core/search_space.h"
 
 namespace bsw::kubectl {
@@ -44,11 +45,6 @@ std::string Budget(const json& sweep, int width) {
                    NumberAt(sweep, "/status/budget/reserved", 0), total, width);
 }
 
-// The segment ends the trainer itself caused; they carry the end of its output.
-bool TrainerFailure(const std::string& reason) {
-  return reason == "Error" || reason == "Lost" || reason == "Diverged";
-}
-
 std::string TrialPhaseText(const Trial& t) {
   switch (t.phase) {
     case TrialPhase::kRunning:
@@ -86,7 +82,7 @@ StatusOr<Replay> ReplayEvents(const SweepSpec& spec, const std::vector<Event>& e
       return InvalidArgumentError(spec.namespace_name + "/" + spec.name +
                                   ": its records do not replay: " + applied.message());
     }
-    if (e.type == Event::Type::kSegmentEnded && TrainerFailure(e.reason)) {
+    if (e.type == Event::Type::kSegmentEnded && TrainerFailed(e.reason)) {
       replay.last_failure[e.trial] = e;
     }
   }
@@ -207,7 +203,7 @@ StatusOr<std::string> TrialsView(const SweepSpec& spec, const std::vector<Event>
     rows.push_back(
         {t.name, TrialPhaseText(t), LatestResource(t), LatestValue(t), ParamsText(t.params)});
     auto failure = replay->last_failure.find(i);
-    bool shown = t.phase == TrialPhase::kFailed || t.reason == "Diverged";
+    bool shown = t.phase == TrialPhase::kFailed || t.reason == ReasonName(Reason::kDiverged);
     if (!shown || failure == replay->last_failure.end()) continue;
     const Event& e = failure->second;
     failures += "\n" + t.name + ": " + e.reason + " in segment " + std::to_string(e.segment) +

@@ -175,20 +175,18 @@ TEST_F(PrometheusApiSourceTest, ReadsVectorsAtExplicitTimeWithNaNAndInf) {
   EXPECT_EQ(metrics->resource_completed, 3);
   EXPECT_EQ(metrics->loss, -std::numeric_limits<double>::infinity());
   EXPECT_FALSE(metrics->samples_per_second.has_value());
-  EXPECT_FALSE(metrics->diverged);
 
   std::vector<std::string> queries = prom_.queries();
   ASSERT_GE(queries.size(), 2u);
   EXPECT_EQ(queries[0], kObjective);
   EXPECT_EQ(queries[1], std::string("timestamp(") + kObjective + ")");
   EXPECT_THAT(queries, testing::Contains(kCompleted));
-  EXPECT_THAT(queries, testing::Contains("budgetsweep_trainer_diverged{sweep=\"s\",trial=\"t7\"}"));
   EXPECT_THAT(queries, testing::Contains(
                            "budgetsweep_trainer_probe_measured_steps{sweep=\"s\",trial=\"t7\"}"));
   for (const std::string& time : prom_.times()) EXPECT_EQ(time, "1700000000.500");
 
   const std::vector<QueryRecord>& records = source_->LastQueries();
-  ASSERT_EQ(records.size(), 8u);
+  ASSERT_EQ(records.size(), 7u);
   EXPECT_EQ(records[0].query, kObjective);
   EXPECT_EQ(records[0].evaluated_at, kNow);
   EXPECT_NEAR(records[0].sample_age_seconds, 20, 1e-3);  // the oldest sample used
@@ -203,9 +201,8 @@ TEST_F(PrometheusApiSourceTest, EmptyResultIsUnknownNotZero) {
   EXPECT_TRUE(metrics->objective_by_resource.empty());
   EXPECT_FALSE(metrics->resource_completed.has_value());
   EXPECT_FALSE(metrics->loss.has_value());
-  EXPECT_FALSE(metrics->diverged);
   // No timestamp() query for an empty result.
-  EXPECT_EQ(prom_.queries().size(), 8u);
+  EXPECT_EQ(prom_.queries().size(), 7u);
 }
 
 TEST_F(PrometheusApiSourceTest, StaleSamplesAreUnknown) {
@@ -450,7 +447,7 @@ TEST(PrometheusApiSourceRealServer, ReadsScrapedTrainerSeries) {
   EXPECT_EQ(metrics->resource_completed, 3);
   EXPECT_FALSE(metrics->loss.has_value());  // never exposed: Unknown
   const std::vector<QueryRecord>& records = source.LastQueries();
-  ASSERT_EQ(records.size(), 8u);
+  ASSERT_EQ(records.size(), 7u);
   EXPECT_GE(records[0].sample_age_seconds, -1.0);
   EXPECT_LT(records[0].sample_age_seconds, 10.0);
   EXPECT_LT(records[1].sample_age_seconds, 10.0);

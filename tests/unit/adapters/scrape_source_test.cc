@@ -40,7 +40,6 @@ TEST(TrialMetricsFromSamples, MapsEveryTrainerSeries) {
             "budgetsweep_trainer_samples_per_second 1200\n"
             "budgetsweep_trainer_data_wait_ratio 0.1\n"
             "budgetsweep_trainer_accelerator_utilization_ratio 0.9\n"
-            "budgetsweep_trainer_diverged 1\n"
             "budgetsweep_trainer_probe_measured_steps 30\n"
             "unrelated_metric 5\n"),
       "s", "t", "acc");
@@ -54,7 +53,6 @@ TEST(TrialMetricsFromSamples, MapsEveryTrainerSeries) {
   EXPECT_EQ(metrics->data_wait_ratio, 0.1);
   EXPECT_EQ(metrics->accelerator_utilization_ratio, 0.9);
   EXPECT_EQ(metrics->probe_measured_steps, 30);
-  EXPECT_TRUE(metrics->diverged);
 }
 
 TEST(TrialMetricsFromSamples, AbsentSeriesStayUnknown) {
@@ -65,7 +63,6 @@ TEST(TrialMetricsFromSamples, AbsentSeriesStayUnknown) {
   EXPECT_FALSE(metrics->resource_completed.has_value());
   EXPECT_FALSE(metrics->loss.has_value());
   EXPECT_FALSE(metrics->probe_measured_steps.has_value());
-  EXPECT_FALSE(metrics->diverged);
 }
 
 TEST(TrialMetricsFromSamples, IgnoresSeriesOfAnotherTrialOrSweep) {
@@ -136,7 +133,6 @@ TEST_F(ScrapeMetricSourceTest, ReadsObjectiveAndProgressFromRealExposer) {
   EXPECT_THAT(metrics->objective_by_resource,
               ElementsAre(Pair(1.0, 0.42), Pair(3.0, testing::IsNan())));
   EXPECT_EQ(metrics->resource_completed, 3);
-  EXPECT_FALSE(metrics->diverged);
 }
 
 TEST_F(ScrapeMetricSourceTest, MissingPathIsUnavailable) {

@@ -24,8 +24,17 @@ done
 cp "$WORK/state/journal.jsonl" "$WORK/journal-before.jsonl"
 created_before=$(grep -c TrialCreated "$WORK/journal-before.jsonl" || true)
 [ "$created_before" -gt 0 ] || fail "the killed runs journaled no trial: nothing was resumed"
-"$BSW" run "$WORK/sweep.yaml" --state-dir "$WORK/state" --output json >"$WORK/status.json" \
-  2>"$WORK/progress.log" || { cat "$WORK/progress.log" >&2; fail "resumed run exited $?"; }
+# Bounded well inside ctest's limit, so that a run that never ends says where it stood (timeout's
+# SIGTERM stops it as Ctrl-C would, with its summary).
+rc=0
+timeout 150 "$BSW" run "$WORK/sweep.yaml" --state-dir "$WORK/state" --output json \
+  >"$WORK/status.json" 2>"$WORK/progress.log" || rc=$?
+if [ "$rc" -ne 0 ]; then
+  tail -n 40 "$WORK/progress.log" >&2
+  tail -n 8 "$WORK/state/journal.jsonl" >&2
+  pgrep -af -- "$WORK" >&2 || true
+  fail "resumed run exited $rc"
+fi
 cat "$WORK/status.json"
 lines_before=$(wc -l <"$WORK/journal-before.jsonl")
 head -n "$lines_before" "$WORK/state/journal.jsonl" | cmp -s - <(head -n "$lines_before" "$WORK/journal-before.jsonl") ||

@@ -144,15 +144,19 @@ TEST(Informer, ListsThenWatchesFromTheListVersionAndSeesAddUpdateDelete) {
   EXPECT_LE(timeout, 600);
 }
 
-TEST(Informer, WatchTimeoutsAreRandomizedBetweenFiveAndTenMinutes) {
-  Fixture f;
-  // Every watch ends at once, so the informer keeps re-watching.
-  f.server.SetHook([](const httplib::Request& request, httplib::Response& response) {
+// Every watch ends at once with a 500.
+void FailEveryWatch(FakeApiServer& server) {
+  server.SetHook([](const httplib::Request& request, httplib::Response& response) {
     if (request.get_param_value("watch") != "true") return false;
     response.status = 500;
     response.set_content(ApiStatusBody(500, "InternalError", "x"), "application/json");
     return true;
   });
+}
+
+TEST(Informer, WatchTimeoutsAreRandomizedBetweenFiveAndTenMinutes) {
+  Fixture f;
+  FailEveryWatch(f.server);  // so the informer keeps re-watching
   Informer informer(*f.client, kConfigMaps, FastOptions(f.clock), InformerHandlers{});
   informer.Start();
   for (int failed = 0; failed < 5; ++failed) {
@@ -172,12 +176,7 @@ TEST(Informer, WatchTimeoutsAreRandomizedBetweenFiveAndTenMinutes) {
 
 TEST(Informer, AfterAFailedWatchItWaitsItsBackoffBeforeWatchingAgain) {
   Fixture f;
-  f.server.SetHook([](const httplib::Request& request, httplib::Response& response) {
-    if (request.get_param_value("watch") != "true") return false;
-    response.status = 500;
-    response.set_content(ApiStatusBody(500, "InternalError", "x"), "application/json");
-    return true;
-  });
+  FailEveryWatch(f.server);
   Informer informer(*f.client, kConfigMaps, FastOptions(f.clock), InformerHandlers{});
   informer.Start();
   ASSERT_TRUE(f.clock.AwaitWaiters(1));

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "operator/core/status.h"
+#include "base/status.h"
 #include "trainer-image/model.h"
 
 namespace bsw::trainer {

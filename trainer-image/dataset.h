@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "operator/core/status.h"
+#include "base/status.h"
 #include "trainer-image/options.h"
 
 namespace bsw::trainer {

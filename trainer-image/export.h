@@ -1,7 +1,7 @@
 #ifndef BSW_TRAINER_EXPORT_H_
 #define BSW_TRAINER_EXPORT_H_
 
-#include "operator/core/status.h"
+#include "base/status.h"
 #include "trainer-image/options.h"
 
 namespace bsw::trainer {

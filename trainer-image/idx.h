@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "operator/core/status.h"
+#include "base/status.h"
 
 namespace bsw::trainer {
 

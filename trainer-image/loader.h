@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "operator/core/status.h"
+#include "base/status.h"
 #include "trainer-image/dataset.h"
 
 namespace bsw::trainer {

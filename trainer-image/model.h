@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "operator/core/status.h"
+#include "base/status.h"
 #include "trainer-image/dataset.h"
 
 namespace bsw::trainer {

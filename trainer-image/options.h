@@ -6,7 +6,7 @@
 #include <variant>
 #include <vector>
 
-#include "operator/core/status.h"
+#include "base/status.h"
 
 namespace bsw::trainer {
 

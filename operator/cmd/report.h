@@ -7,7 +7,7 @@
 #include "nlohmann/json.hpp"
 #include "operator/adapters/kube/client.h"
 #include "operator/core/api.h"
-#include "operator/core/status.h"
+#include "base/status.h"
 #include "operator/core/sweep_model.h"
 
 namespace bsw {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "operator/core/status.h"
+#include "base/status.h"
 
 // The surfaces the report's charts draw on: SVG for the page, a raster for PNG.
 namespace bsw::report {

@@ -10,7 +10,7 @@
 #include "operator/cmd/report.h"
 #include "operator/core/api.h"
 #include "operator/core/ledger.h"
-#include "operator/core/status.h"
+#include "base/status.h"
 #include "operator/core/sweep_model.h"
 
 // A sweep's history as the report reads it from the events: its segments, what the ledger held

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "operator/core/status.h"
+#include "base/status.h"
 #include "operator/core/sweep_model.h"
 #include "operator/ports/event_log.h"
 

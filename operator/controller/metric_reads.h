@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "operator/core/status.h"
+#include "base/status.h"
 #include "operator/core/trial_metrics.h"
 #include "operator/ports/clock.h"
 #include "operator/ports/metric_source.h"

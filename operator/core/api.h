@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "nlohmann/json.hpp"
-#include "operator/core/status.h"
+#include "base/status.h"
 
 namespace bsw {
 

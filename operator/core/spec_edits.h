@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "operator/core/api.h"
-#include "operator/core/status.h"
+#include "base/status.h"
 
 namespace bsw {
 

@@ -17,7 +17,7 @@
 #include "operator/core/probe.h"
 #include "operator/core/reason.h"
 #include "operator/core/search_space.h"
-#include "operator/core/status.h"
+#include "base/status.h"
 
 namespace bsw {
 

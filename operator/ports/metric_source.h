@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "operator/core/status.h"
+#include "base/status.h"
 #include "operator/core/trial_metrics.h"
 #include "operator/ports/trial_backend.h"
 

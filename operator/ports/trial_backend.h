@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "operator/core/segment.h"
-#include "operator/core/status.h"
+#include "base/status.h"
 
 namespace bsw {
 

@@ -11,7 +11,7 @@
 
 #include "operator/adapters/kube/config.h"
 #include "operator/adapters/kube/errors.h"
-#include "operator/core/status.h"
+#include "base/status.h"
 #include "operator/ports/clock.h"
 
 namespace httplib {

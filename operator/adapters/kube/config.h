@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "operator/core/status.h"
+#include "base/status.h"
 
 namespace bsw::kube {
 

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "operator/core/status.h"
+#include "base/status.h"
 
 namespace bsw::kube {
 

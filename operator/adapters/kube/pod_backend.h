@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "operator/adapters/kube/client.h"
-#include "operator/core/status.h"
+#include "base/status.h"
 #include "operator/ports/clock.h"
 #include "operator/ports/trial_backend.h"
 

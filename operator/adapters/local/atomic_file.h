@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "operator/core/status.h"
+#include "base/status.h"
 
 namespace bsw::local {
 

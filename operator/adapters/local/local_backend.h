@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "operator/core/status.h"
+#include "base/status.h"
 #include "operator/ports/trial_backend.h"
 
 namespace bsw::local {

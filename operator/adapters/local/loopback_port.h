@@ -1,7 +1,7 @@
 #ifndef BSW_ADAPTERS_LOCAL_LOOPBACK_PORT_H_
 #define BSW_ADAPTERS_LOCAL_LOOPBACK_PORT_H_
 
-#include "operator/core/status.h"
+#include "base/status.h"
 
 namespace bsw::local {
 

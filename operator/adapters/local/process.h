@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "operator/core/status.h"
+#include "base/status.h"
 
 namespace bsw::local {
 

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "operator/core/status.h"
+#include "base/status.h"
 #include "operator/ports/trial_backend.h"
 
 namespace bsw::local {

@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "operator/core/status.h"
+#include "base/status.h"
 
 namespace prometheus {
 class Registry;

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "operator/core/api.h"
-#include "operator/core/status.h"
+#include "base/status.h"
 #include "operator/ports/clock.h"
 #include "operator/ports/metric_source.h"
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "operator/adapters/prometheus/text_format.h"
-#include "operator/core/status.h"
+#include "base/status.h"
 #include "operator/ports/metric_source.h"
 
 namespace bsw::prom {

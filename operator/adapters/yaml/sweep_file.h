@@ -5,7 +5,7 @@
 #include <string>
 
 #include "nlohmann/json.hpp"
-#include "operator/core/status.h"
+#include "base/status.h"
 
 namespace bsw {
 

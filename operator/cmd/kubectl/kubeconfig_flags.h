@@ -4,7 +4,7 @@
 #include <string>
 
 #include "operator/adapters/kube/config.h"
-#include "operator/core/status.h"
+#include "base/status.h"
 
 namespace bsw::kubectl {
 

@@ -6,7 +6,7 @@
 #include "nlohmann/json.hpp"
 #include "operator/adapters/kube/client.h"
 #include "operator/cmd/report.h"
-#include "operator/core/status.h"
+#include "base/status.h"
 
 namespace bsw::kubectl {
 

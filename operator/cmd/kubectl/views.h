@@ -7,7 +7,7 @@
 #include "nlohmann/json.hpp"
 #include "operator/cmd/report.h"
 #include "operator/core/api.h"
-#include "operator/core/status.h"
+#include "base/status.h"
 #include "operator/core/sweep_model.h"
 
 namespace bsw::kubectl {

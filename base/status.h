@@ -1,5 +1,5 @@
-#ifndef BSW_CORE_STATUS_H_
-#define BSW_CORE_STATUS_H_
+#ifndef BSW_BASE_STATUS_H_
+#define BSW_BASE_STATUS_H_
 
 #include <string>
 #include <utility>
@@ -70,4 +70,4 @@ class [[nodiscard]] StatusOr {
 
 }  // namespace bsw
 
-#endif  // BSW_CORE_STATUS_H_
+#endif  // BSW_BASE_STATUS_H_

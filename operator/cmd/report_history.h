@@ -6,11 +6,11 @@
 #include <utility>
 #include <vector>
 
+#include "base/status.h"
 #include "nlohmann/json.hpp"
 #include "operator/cmd/report.h"
 #include "operator/core/api.h"
 #include "operator/core/ledger.h"
-#include "base/status.h"
 #include "operator/core/sweep_model.h"
 
 // A sweep's history as the report reads it from the events: its segments, what the ledger held

@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "nlohmann/json.hpp"
 #include "base/status.h"
+#include "nlohmann/json.hpp"
 
 namespace bsw {
 

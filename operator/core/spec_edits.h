@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "operator/core/api.h"
 #include "base/status.h"
+#include "operator/core/api.h"
 
 namespace bsw {
 

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/status.h"
 #include "nlohmann/json.hpp"
 #include "operator/core/api.h"
 #include "operator/core/asha.h"
@@ -17,7 +18,6 @@
 #include "operator/core/probe.h"
 #include "operator/core/reason.h"
 #include "operator/core/search_space.h"
-#include "base/status.h"
 
 namespace bsw {
 

@@ -5,8 +5,8 @@
 #include <utility>
 #include <vector>
 
-#include "operator/core/segment.h"
 #include "base/status.h"
+#include "operator/core/segment.h"
 
 namespace bsw {
 

@@ -9,9 +9,9 @@
 #include <optional>
 #include <string>
 
+#include "base/status.h"
 #include "operator/adapters/kube/config.h"
 #include "operator/adapters/kube/errors.h"
-#include "base/status.h"
 #include "operator/ports/clock.h"
 
 namespace httplib {

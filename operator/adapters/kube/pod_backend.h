@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "operator/adapters/kube/client.h"
 #include "base/status.h"
+#include "operator/adapters/kube/client.h"
 #include "operator/ports/clock.h"
 #include "operator/ports/trial_backend.h"
 

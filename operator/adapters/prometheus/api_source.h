@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "operator/core/api.h"
 #include "base/status.h"
+#include "operator/core/api.h"
 #include "operator/ports/clock.h"
 #include "operator/ports/metric_source.h"
 

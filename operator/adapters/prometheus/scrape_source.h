@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "operator/adapters/prometheus/text_format.h"
 #include "base/status.h"
+#include "operator/adapters/prometheus/text_format.h"
 #include "operator/ports/metric_source.h"
 
 namespace bsw::prom {

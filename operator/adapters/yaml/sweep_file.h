@@ -4,8 +4,8 @@
 #include <cstddef>
 #include <string>
 
-#include "nlohmann/json.hpp"
 #include "base/status.h"
+#include "nlohmann/json.hpp"
 
 namespace bsw {
 

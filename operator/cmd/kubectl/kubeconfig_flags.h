@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "operator/adapters/kube/config.h"
 #include "base/status.h"
+#include "operator/adapters/kube/config.h"
 
 namespace bsw::kubectl {
 

@@ -3,10 +3,10 @@
 
 #include <string>
 
+#include "base/status.h"
 #include "nlohmann/json.hpp"
 #include "operator/adapters/kube/client.h"
 #include "operator/cmd/report.h"
-#include "base/status.h"
 
 namespace bsw::kubectl {
 

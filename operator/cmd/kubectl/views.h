@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "nlohmann/json.hpp"
 #include "operator/cmd/report.h"
 #include "operator/core/api.h"
-#include "base/status.h"
 #include "operator/core/sweep_model.h"
 
 namespace bsw::kubectl {

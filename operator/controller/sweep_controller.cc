@@ -170,7 +170,7 @@ Status SweepController::Carry(const Action& a) {
       // spec.maxFailedTrials end it, rather than a start retried on every pass.
       Event ended = Event::Of(a.probe ? Event::Type::kProbeEnded : Event::Type::kSegmentEnded,
                               clock_->NowUnixSeconds(), a.trial, a.segment);
-      ended.reason = "Error";
+      ended.reason = ReasonName(Reason::kError);
       ended.message = "not started: " + started.message();
       return Record({ended});
     }

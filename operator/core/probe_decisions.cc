@@ -68,7 +68,7 @@ ProbePhase Decide(const PlanInput& in, const Ledger& ledger, const std::string& 
   ProbePhase phase{{Part{}, ledger}, std::nullopt, std::nullopt};
   ThroughputDecision d = DecideThroughput(in.spec(), in.model.probes(), note);
   Event e = Event::Of(Type::kThroughputDecided, in.now, d.chosen);
-  e.reason = d.reason;
+  e.reason = ReasonName(d.reason);
   e.message = d.message;
   e.params = d.trial_args;
   phase.admitted.part.events.push_back(e);
@@ -128,7 +128,7 @@ Event ProbeEndEvent(const PlanInput& in, const ProbeRun& p, const SegmentStatus&
   double finish = st.finished_unix_seconds.value_or(in.now);
   e.seconds =
       ChargedDevices(st.devices) * std::max(0.0, finish - st.started_unix_seconds.value_or(finish));
-  std::optional<Reason> backend = ParseReason(st.reason);
+  Reason backend = st.reason;
   Reason reason = Reason::kError;
   if (p.figures) {
     reason = Reason::kNone;

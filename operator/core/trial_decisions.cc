@@ -13,9 +13,9 @@ Action StopAction(const Trial& t, const std::string& reason) {
 }
 
 // How a segment that failed ended, by the backend's reason: a stop, an eviction or a deadline,
-// else the trainer's failure. A reason the core does not know is an Error.
+// else the trainer's failure.
 SegmentEnd FailedEnd(const Trial& t, const SegmentStatus& st) {
-  Reason backend = ParseReason(st.reason).value_or(Reason::kError);
+  Reason backend = st.reason;
   if (backend == Reason::kDeadlineExceeded) {
     return {backend, "stopped at its reserved share of the budget, which could not be extended"};
   }

@@ -90,7 +90,7 @@ TEST_P(BudgetCut, BelowUsed_EndsTheRunningTrialsAndTheSweepBudgetExhausted) {
   EXPECT_LE(ReservedAfter(h, cut), 1e-6);
   for (const auto& [key, s] : h.observed().segments) {
     if (!s.finished_unix_seconds)
-      h.EndSegment(key.first, key.second, SegmentState::kFailed, 143, "DeadlineExceeded");
+      h.EndSegment(key.first, key.second, SegmentState::kFailed, 143, Reason::kDeadlineExceeded);
   }
   h.Advance(1);
 

@@ -61,7 +61,7 @@ class PlannerHarness {
         observed_.segments[key] = s;
         if (!a.probe) observed_.metrics[name].resource_completed = model_.trial(a.trial).progress();
       } else if (a.kind == Action::Kind::kStop) {
-        EndSegment(name, a.segment, SegmentState::kFailed, 143, "Stopped");
+        EndSegment(name, a.segment, SegmentState::kFailed, 143, Reason::kStopped);
       } else {
         observed_.segments.at(key).deadline_unix_seconds = a.deadline;
       }
@@ -86,11 +86,10 @@ class PlannerHarness {
     const Trial& t = model_.trial(trial);
     End(trial, t.segments.back().number,
         exit_code == 0 ? SegmentState::kSucceeded : SegmentState::kFailed, exit_code,
-        exit_code == 0 ? "" : "Error");
+        exit_code == 0 ? Reason::kNone : Reason::kError);
   }
 
-  void End(int64_t trial, int segment, SegmentState state, int exit_code,
-           const std::string& reason) {
+  void End(int64_t trial, int segment, SegmentState state, int exit_code, Reason reason) {
     EndSegment(model_.TrialName(trial), segment, state, exit_code, reason);
   }
 
@@ -103,12 +102,12 @@ class PlannerHarness {
   }
 
   // The probe run in flight exits on its own.
-  void ExitProbe(SegmentState state, int exit_code, const std::string& reason) {
+  void ExitProbe(SegmentState state, int exit_code, Reason reason) {
     EndSegment(model_.probes().back().name, 0, state, exit_code, reason);
   }
 
   void EndSegment(const std::string& name, int segment, SegmentState state, int exit_code,
-                  const std::string& reason) {
+                  Reason reason) {
     SegmentStatus& s = observed_.segments.at({name, segment});
     if (s.finished_unix_seconds) return;
     s.state = state;

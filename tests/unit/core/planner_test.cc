@@ -293,7 +293,7 @@ INSTANTIATE_TEST_SUITE_P(
                   [](json& j) { j["spec"]["trial"]["maxRetries"] = 0; },
                   [](PlannerHarness& h) {
                     h.PassAndCarry();
-                    h.End(0, 0, SegmentState::kFailed, 0, "Evicted");
+                    h.End(0, 0, SegmentState::kFailed, 0, Reason::kEvicted);
                     Plan plan = h.PassAndCarry();
                     EXPECT_EQ(FindEvent(plan, Type::kSegmentEnded)->reason, "Interrupted");
                     EXPECT_EQ(h.model().trial(0).phase, TrialPhase::kRunning);
@@ -467,7 +467,7 @@ INSTANTIATE_TEST_SUITE_P(
                     h.Report(1, 1, 0.4);
                     h.PassAndCarry();
                     h.Advance(10);  // trial 0 reaches its 18 s share: the backend ends it
-                    h.End(0, 0, SegmentState::kFailed, 137, "DeadlineExceeded");
+                    h.End(0, 0, SegmentState::kFailed, 137, Reason::kDeadlineExceeded);
                     Plan plan = h.PassAndCarry();
                     const Event* finished = FindEvent(plan, Type::kSweepFinished);
                     ASSERT_NE(finished, nullptr);

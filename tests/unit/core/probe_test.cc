@@ -180,7 +180,7 @@ INSTANTIATE_TEST_SUITE_P(
                     ProbeOnce(h, 1000, 0.4);
                     h.PassAndCarry();  // workers 0
                     h.Advance(3);
-                    h.ExitProbe(SegmentState::kFailed, 2, "Error");
+                    h.ExitProbe(SegmentState::kFailed, 2, Reason::kError);
                     Plan plan = h.PassAndCarry();
                     const Event* ended = FindEvent(plan, Type::kProbeEnded);
                     ASSERT_NE(ended, nullptr);
@@ -205,7 +205,7 @@ INSTANTIATE_TEST_SUITE_P(
                   [](PlannerHarness& h) {
                     h.PassAndCarry();
                     h.Advance(3);
-                    h.ExitProbe(SegmentState::kSucceeded, 0, "");
+                    h.ExitProbe(SegmentState::kSucceeded, 0, Reason::kNone);
                     Plan plan = h.PassAndCarry();
                     EXPECT_EQ(FindEvent(plan, Type::kProbeEnded)->reason, "MetricsMissing");
                   }},
@@ -213,7 +213,7 @@ INSTANTIATE_TEST_SUITE_P(
                   [](PlannerHarness& h) {
                     h.PassAndCarry();
                     h.Advance(2);
-                    h.ExitProbe(SegmentState::kFailed, 143, "Stopped");
+                    h.ExitProbe(SegmentState::kFailed, 143, Reason::kStopped);
                     Plan plan = h.PassAndCarry();
                     EXPECT_EQ(FindEvent(plan, Type::kProbeEnded)->reason, "Interrupted");
                     plan = h.PassAndCarry();

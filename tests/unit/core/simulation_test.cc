@@ -137,11 +137,11 @@ class SimBackend {
       SegmentStatus& s = h_.observed().segments.at(key);
       if (!s.started_unix_seconds) {
         if (now >= s.deadline_unix_seconds) {
-          End(run, s, now, SegmentState::kFailed, 137, "DeadlineExceeded");
+          End(run, s, now, SegmentState::kFailed, 137, Reason::kDeadlineExceeded);
           continue;
         }
         if (run.stop_at) {
-          End(run, s, now, SegmentState::kFailed, 143, "Stopped");
+          End(run, s, now, SegmentState::kFailed, 143, Reason::kStopped);
           continue;
         }
         if (now < run.pending_until) {
@@ -170,13 +170,13 @@ class SimBackend {
       run.progress = reach;
       run.last_tick = end;
       if (crashed) {
-        End(run, s, finish_at, SegmentState::kFailed, 1, "Error");
+        End(run, s, finish_at, SegmentState::kFailed, 1, Reason::kError);
       } else if (reach >= run.until) {
-        End(run, s, finish_at, SegmentState::kSucceeded, 0, "");
+        End(run, s, finish_at, SegmentState::kSucceeded, 0, Reason::kNone);
       } else if (run.stop_at && end >= *run.stop_at) {
-        End(run, s, end, SegmentState::kFailed, 143, "Stopped");
+        End(run, s, end, SegmentState::kFailed, 143, Reason::kStopped);
       } else if (end >= s.deadline_unix_seconds) {
-        End(run, s, end, SegmentState::kFailed, 137, "DeadlineExceeded");
+        End(run, s, end, SegmentState::kFailed, 137, Reason::kDeadlineExceeded);
         ++deadline_kills_;
       } else {
         ++live;
@@ -233,7 +233,7 @@ class SimBackend {
   }
 
   void End(Run& run, SegmentStatus& s, double at, SegmentState state, int exit_code,
-           const std::string& reason) {
+           Reason reason) {
     run.ended = true;
     s.state = state;
     s.exit_code = exit_code;

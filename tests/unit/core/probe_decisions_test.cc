@@ -90,7 +90,7 @@ TEST(ReconcileProbes, LaunchesTheFirstProbeWithinItsShareOfTheBudget) {
   EXPECT_DOUBLE_EQ(launched.deadline, 1000 + 180);
   EXPECT_DOUBLE_EQ(phase.admitted.ledger.reserved(), 180);
   ASSERT_EQ(phase.admitted.part.actions.size(), 1u);
-  EXPECT_TRUE(phase.admitted.part.actions[0].probe);
+  EXPECT_TRUE(std::holds_alternative<StartProbe>(phase.admitted.part.actions[0]));
   EXPECT_FALSE(phase.decided.has_value());
   EXPECT_FALSE(phase.finish.has_value());
 }

@@ -210,9 +210,10 @@ TEST(StopTrial, RecordsTheStopAndStopsALiveSegmentWithTheSameReason) {
   EXPECT_EQ(live.events[0].type, Event::Type::kTrialStopped);
   EXPECT_EQ(live.events[0].reason, "RungCutoff");
   ASSERT_EQ(live.actions.size(), 1u);
-  EXPECT_EQ(live.actions[0].kind, Action::Kind::kStop);
-  EXPECT_EQ(live.actions[0].segment, 1);
-  EXPECT_EQ(live.actions[0].reason, "RungCutoff");
+  const auto* stop = std::get_if<StopSegment>(&live.actions[0]);
+  ASSERT_NE(stop, nullptr);
+  EXPECT_EQ(stop->segment, 1);
+  EXPECT_EQ(stop->reason, "RungCutoff");
   EXPECT_TRUE(StopTrial(in, t, Reason::kSweepFinished, "", false).actions.empty());
 }
 
@@ -268,7 +269,7 @@ TEST(StopEverything, StopsLiveSegmentsAndTrialsWaitingForOne) {
   EXPECT_EQ(part.events[2].type, Event::Type::kTrialStopped);
   EXPECT_EQ(part.events[2].reason, "SweepFinished");
   ASSERT_EQ(part.actions.size(), 1u);
-  EXPECT_EQ(part.actions[0].trial, 0);
+  EXPECT_EQ(std::get<StopSegment>(part.actions[0]).trial, 0);
   EXPECT_EQ(part.occupied, 0);
 }
 

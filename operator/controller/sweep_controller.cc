@@ -1,6 +1,7 @@
 #include "operator/controller/sweep_controller.h"
 
 #include <algorithm>
+#include <variant>
 
 #include "operator/core/search_space.h"
 #include "operator/core/sweep_status.h"
@@ -164,8 +165,7 @@ Status SweepController::Carry(const Action& action) {
 }
 
 Status SweepController::CarryOut(const StartSegment& a) {
-  Event refused = Event::Of(Event::Type::kSegmentEnded, 0, a.trial, a.segment);
-  return Start(SpecOf(a), std::move(refused));
+  return Start(SpecOf(a), Event::Of(Event::Type::kSegmentEnded, 0, a.trial, a.segment));
 }
 
 Status SweepController::CarryOut(const StartProbe& a) {

@@ -198,7 +198,7 @@ class SimulatedTrials final : public TrialBackend {
       const double done_at = s.training_from + s.until * options_.epoch_seconds;
       if (s.stopped) {
         st.state = SegmentState::kFailed;
-        st.reason = "Stopped";
+        st.reason = Reason::kStopped;
         st.finished_unix_seconds = s.stopped;
         st.exit_code = 143;
       } else if (now >= done_at) {

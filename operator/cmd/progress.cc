@@ -89,7 +89,7 @@ std::string FiguresText(const ProbeFigures& f) {
 std::string ThroughputLine(const SweepModel& m) {
   const std::optional<ThroughputDecision>& d = m.throughput_decision();
   if (!d) return "";
-  std::string line = "throughput: " + d->reason;
+  std::string line = std::string("throughput: ") + ReasonName(d->reason);
   if (d->chosen >= 0) {
     const ProbeRun& chosen = m.probes().at(static_cast<size_t>(d->chosen));
     line += ", trials run with " + SettingsText(d->trial_args);

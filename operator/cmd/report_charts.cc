@@ -505,7 +505,7 @@ void DrawProbeChart(Canvas& c, const History& h, double width, double height) {
   f.width = width - f.left - 220;
   f.y = Axis{-0.5, static_cast<double>(probes.size()) - 0.5, false, "", {}, {}};
   DrawFrame(c, f, "Throughput probe",
-            decision ? decision->reason + ": " + decision->message
+            decision ? ReasonName(decision->reason) + (": " + decision->message)
                      : "probing; target utilization " + Num(spec.target_utilization));
   DrawLegend(c, width,
              {{Mark::kSwatch, kMetGate,

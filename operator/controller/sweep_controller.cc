@@ -1,6 +1,7 @@
 #include "operator/controller/sweep_controller.h"
 
 #include <algorithm>
+#include <variant>
 
 #include "operator/core/search_space.h"
 #include "operator/core/sweep_status.h"
@@ -159,59 +160,83 @@ Status SweepController::ReleaseRecorded(const std::vector<SegmentStatus>& segmen
   return OkStatus();
 }
 
-Status SweepController::Carry(const Action& a) {
-  const std::string& name =
-      a.probe ? model_.probes().at(static_cast<size_t>(a.trial)).name : model_.trial(a.trial).name;
-  switch (a.kind) {
-    case Action::Kind::kStart: {
-      Status started = backend_->Start(MakeSegmentSpec(a));
-      if (started.code() != StatusCode::kInvalidArgument) return started;
-      // Refused for good: the segment fails without running, so the trial's retries and
-      // spec.maxFailedTrials end it, rather than a start retried on every pass.
-      Event ended = Event::Of(a.probe ? Event::Type::kProbeEnded : Event::Type::kSegmentEnded,
-                              clock_->NowUnixSeconds(), a.trial, a.segment);
-      ended.reason = "Error";
-      ended.message = "not started: " + started.message();
-      return Record({ended});
-    }
-    case Action::Kind::kStop:
-      // Stop once per controller run; a restarted controller asks again, which is harmless.
-      if (!stops_issued_.insert({name, a.segment}).second) return OkStatus();
-      return backend_->Stop(name, a.segment);
-    case Action::Kind::kSetDeadline:
-      return backend_->SetDeadline(name, a.segment, a.deadline);
-  }
-  return OkStatus();
+Status SweepController::Carry(const Action& action) {
+  return std::visit([this](const auto& a) { return CarryOut(a); }, action);
 }
 
-SegmentSpec SweepController::MakeSegmentSpec(const Action& a) const {
+Status SweepController::CarryOut(const StartSegment& a) {
+  return Start(SpecOf(a), Event::Of(Event::Type::kSegmentEnded, 0, a.trial, a.segment));
+}
+
+Status SweepController::CarryOut(const StartProbe& a) {
+  return Start(SpecOf(a), Event::Of(Event::Type::kProbeEnded, 0, a.probe));
+}
+
+Status SweepController::CarryOut(const StopSegment& a) {
+  return StopOnce(model_.trial(a.trial).name, a.segment);
+}
+
+Status SweepController::CarryOut(const StopProbe& a) {
+  return StopOnce(model_.probes().at(static_cast<size_t>(a.probe)).name, 0);
+}
+
+Status SweepController::CarryOut(const SetDeadline& a) {
+  return backend_->SetDeadline(model_.trial(a.trial).name, a.segment, a.deadline);
+}
+
+Status SweepController::Start(const SegmentSpec& spec, Event refused) {
+  Status started = backend_->Start(spec);
+  if (started.code() != StatusCode::kInvalidArgument) return started;
+  // Refused for good: the segment fails without running, so the trial's retries and
+  // spec.maxFailedTrials end it, rather than a start retried on every pass.
+  refused.at = clock_->NowUnixSeconds();
+  refused.reason = ReasonName(Reason::kError);
+  refused.message = "not started: " + started.message();
+  return Record({refused});
+}
+
+Status SweepController::StopOnce(const std::string& name, int segment) {
+  // Stop once per controller run; a restarted controller asks again, which is harmless.
+  if (!stops_issued_.insert({name, segment}).second) return OkStatus();
+  return backend_->Stop(name, segment);
+}
+
+SegmentSpec SweepController::BaseSpec(int segment, double until, double deadline) const {
   const SweepSpec& spec = model_.spec();
   SegmentSpec s;
   s.sweep = spec.name;
-  s.segment = a.segment;
+  s.segment = segment;
   s.command = spec.container.command;
   s.command.insert(s.command.end(), spec.container.args.begin(), spec.container.args.end());
-  // A probe runs the template with its candidate's settings; a trial gets the probe phase's
-  // choice after the template's args, and its parameters after that.
-  if (a.probe) {
-    const ProbeRun& p = model_.probes().at(static_cast<size_t>(a.trial));
-    s.trial = p.name;
-    s.extra_args = ProbeArgs(spec.throughput, p.settings);
-  } else {
-    const Trial& t = model_.trial(a.trial);
-    s.trial = t.name;
-    for (const auto& [name, value] : t.params) s.params.emplace_back(name, FormatParamValue(value));
-    if (model_.throughput_decision()) {
-      s.extra_args = FlagArgs(model_.throughput_decision()->trial_args);
-    }
-  }
   s.env = spec.container.env;
-  s.until_resource = a.until;
+  s.until_resource = until;
   s.max_resource = model_.rungs().max();
   s.milestones = model_.rungs().milestones();
   s.devices = spec.trial_gpus;
-  s.deadline_unix_seconds = a.deadline;
-  s.grace_seconds = a.probe ? std::min(spec.grace_seconds, kProbeGraceSeconds) : spec.grace_seconds;
+  s.deadline_unix_seconds = deadline;
+  s.grace_seconds = spec.grace_seconds;
+  return s;
+}
+
+// A trial gets the probe phase's choice after the template's args, and its parameters after that.
+SegmentSpec SweepController::SpecOf(const StartSegment& a) const {
+  SegmentSpec s = BaseSpec(a.segment, a.until, a.deadline);
+  const Trial& t = model_.trial(a.trial);
+  s.trial = t.name;
+  for (const auto& [name, value] : t.params) s.params.emplace_back(name, FormatParamValue(value));
+  if (model_.throughput_decision()) {
+    s.extra_args = FlagArgs(model_.throughput_decision()->trial_args);
+  }
+  return s;
+}
+
+// A probe runs the template with its candidate's settings, towards the full resource.
+SegmentSpec SweepController::SpecOf(const StartProbe& a) const {
+  SegmentSpec s = BaseSpec(0, model_.rungs().max(), a.deadline);
+  const ProbeRun& p = model_.probes().at(static_cast<size_t>(a.probe));
+  s.trial = p.name;
+  s.extra_args = ProbeArgs(model_.spec().throughput, p.settings);
+  s.grace_seconds = std::min(s.grace_seconds, kProbeGraceSeconds);
   return s;
 }
 

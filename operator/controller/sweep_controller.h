@@ -71,7 +71,19 @@ class SweepController {
   // are recorded.
   bsw::Status ReleaseRecorded(const std::vector<SegmentStatus>& segments);
   bsw::Status Carry(const Action& action);
-  SegmentSpec MakeSegmentSpec(const Action& action) const;
+  bsw::Status CarryOut(const StartSegment& action);
+  bsw::Status CarryOut(const StartProbe& action);
+  bsw::Status CarryOut(const StopSegment& action);
+  bsw::Status CarryOut(const StopProbe& action);
+  bsw::Status CarryOut(const SetDeadline& action);
+  // Starts `spec`; when the backend refuses it for good, records `refused` (the segment's or probe
+  // run's end) as an Error instead.
+  bsw::Status Start(const SegmentSpec& spec, Event refused);
+  bsw::Status StopOnce(const std::string& name, int segment);
+  // What every segment's spec takes from the sweep spec.
+  SegmentSpec BaseSpec(int segment, double until, double deadline) const;
+  SegmentSpec SpecOf(const StartSegment& action) const;
+  SegmentSpec SpecOf(const StartProbe& action) const;
 
   SweepModel model_;
   Ledger ledger_;

@@ -120,7 +120,7 @@ Admitted Launch(const PlanInput& in, const Ledger& ledger, int64_t index, int se
   launch.until = until;
   launch.deadline = deadline;
   out.part.events.push_back(launch);
-  out.part.actions.push_back(Action{Action::Kind::kStart, index, segment, until, deadline, ""});
+  out.part.actions.push_back(StartSegment{index, segment, until, deadline});
   out.part.occupied = 1;
   return out;
 }

@@ -23,7 +23,8 @@ Condition ThroughputCondition(const SweepModel& model, const PassSummary& pass) 
   if (!d) {
     return {"ThroughputBelowTarget", "Unknown", "Probing", "the probe phase has not decided yet"};
   }
-  return {"ThroughputBelowTarget", d->target_met ? "False" : "True", d->reason, d->message};
+  return {"ThroughputBelowTarget", d->target_met ? "False" : "True", ReasonName(d->reason),
+          d->message};
 }
 
 Condition ScheduledCondition(const Observed& observed) {

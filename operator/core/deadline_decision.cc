@@ -40,8 +40,7 @@ Admitted MoveDeadline(const PlanInput& in, const Trial& t, const SegmentRecord& 
   Event e = Event::Of(Event::Type::kDeadlineMoved, in.now, t.index, seg.number);
   e.deadline = deadline;
   out.part.events.push_back(e);
-  out.part.actions.push_back(
-      Action{Action::Kind::kSetDeadline, t.index, seg.number, seg.until, deadline, ""});
+  out.part.actions.push_back(SetDeadline{t.index, seg.number, deadline});
   return out;
 }
 

@@ -4,6 +4,7 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "operator/core/ledger.h"
@@ -25,17 +26,36 @@ struct Observed {
   const SegmentStatus* Segment(const std::string& trial, int segment) const;
 };
 
-// One backend call. Start carries what SegmentSpec needs beyond the sweep spec.
-struct Action {
-  enum class Kind { kStart, kStop, kSetDeadline };
-  Kind kind = Kind::kStart;
+// The backend calls a plan asks for. A trial's segments and the probe runs are distinct kinds, so
+// a probe's index is never read as a trial's.
+
+// Starts segment `segment` of trial `trial`, to run until `until`: what SegmentSpec needs beyond
+// the sweep spec.
+struct StartSegment {
   int64_t trial = 0;
   int segment = 0;
   double until = 0;
   double deadline = 0;
-  std::string reason;
-  bool probe = false;  // `trial` is a probe run's index (SweepModel::probes()), segment 0
 };
+// Starts probe run `probe` (SweepModel::probes()): its only segment, 0.
+struct StartProbe {
+  int probe = 0;
+  double deadline = 0;
+};
+struct StopSegment {
+  int64_t trial = 0;
+  int segment = 0;
+  std::string reason;  // why the sweep stops it, as the trial records it
+};
+struct StopProbe {
+  int probe = 0;
+};
+struct SetDeadline {
+  int64_t trial = 0;
+  int segment = 0;
+  double deadline = 0;
+};
+using Action = std::variant<StartSegment, StartProbe, StopSegment, StopProbe, SetDeadline>;
 
 struct Condition {
   std::string type;

@@ -108,7 +108,7 @@ ThroughputDecision DecideThroughput(const SweepSpec& spec, const std::vector<Pro
   ThroughputDecision d;
   const std::string suffix = note.empty() ? "" : "; " + note;
   if (measured.empty()) {
-    d.reason = "NothingMeasured";
+    d.reason = Reason::kNothingMeasured;
     d.message = "no probe measured its throughput" + suffix;
     return d;
   }
@@ -146,11 +146,11 @@ ThroughputDecision DecideThroughput(const SweepSpec& spec, const std::vector<Pro
                             : "; baseline (" + SettingsText(baseline_settings) +
                                   "): " + FiguresText(*baseline->figures);
   if (d.target_met) {
-    d.reason = "TargetMet";
+    d.reason = Reason::kTargetMet;
     d.message = SettingsText(winner->settings) + ": " + FiguresText(*winner->figures) +
                 ", target " + target + against + suffix;
   } else {
-    d.reason = "BelowTarget";
+    d.reason = Reason::kBelowTarget;
     d.message = "no candidate reached utilization " + target + "; fastest " +
                 SettingsText(winner->settings) + ": " + FiguresText(*winner->figures) + against +
                 suffix;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "operator/core/api.h"
+#include "operator/core/reason.h"
 #include "operator/core/search_space.h"
 
 namespace bsw {
@@ -51,7 +52,7 @@ struct ProbeRun {
 struct ThroughputDecision {
   int chosen = -1;  // the winning probe's index; -1: nothing measured, the template as it is
   bool target_met = false;
-  std::string reason;  // TargetMet, BelowTarget or NothingMeasured
+  Reason reason = Reason::kNothingMeasured;  // TargetMet, BelowTarget or NothingMeasured
   std::string message;
   Config trial_args;  // the flags every trial gets after the template's args
 };

@@ -7,12 +7,6 @@ namespace {
 
 using Type = Event::Type;
 
-Action ProbeAction(const SweepModel& model, Action::Kind kind, int index, double deadline) {
-  Action a{kind, index, 0, model.rungs().max(), deadline, ""};
-  a.probe = true;
-  return a;
-}
-
 // The probe run in flight: started again if the backend lost it, its end recorded, its figures
 // recorded once it measured, and then stopped.
 Part ReconcileProbe(const PlanInput& in, const ProbeRun& p) {
@@ -20,7 +14,7 @@ Part ReconcileProbe(const PlanInput& in, const ProbeRun& p) {
   const SegmentStatus* st = in.observed.Segment(p.name, 0);
   if (st == nullptr) {
     // Journaled but never started (a crash between the two): Start is idempotent.
-    part.actions.push_back(ProbeAction(in.model, Action::Kind::kStart, p.index, p.deadline));
+    part.actions.push_back(StartProbe{p.index, p.deadline});
     return part;
   }
   if (st->state == SegmentState::kSucceeded || st->state == SegmentState::kFailed) {
@@ -40,7 +34,8 @@ Part ReconcileProbe(const PlanInput& in, const ProbeRun& p) {
     part.events.push_back(e);
   }
   // Measured: its figures are journaled, so it may stop (again, if a crash lost the stop).
-  part.actions.push_back(ProbeAction(in.model, Action::Kind::kStop, p.index, 0));
+  // Emplaced: GCC 12's -Wmaybe-uninitialized misreads a StopProbe temporary moved into the variant.
+  part.actions.emplace_back(std::in_place_type<StopProbe>, p.index);
   return part;
 }
 
@@ -68,7 +63,7 @@ ProbePhase Decide(const PlanInput& in, const Ledger& ledger, const std::string& 
   ProbePhase phase{{Part{}, ledger}, std::nullopt, std::nullopt};
   ThroughputDecision d = DecideThroughput(in.spec(), in.model.probes(), note);
   Event e = Event::Of(Type::kThroughputDecided, in.now, d.chosen);
-  e.reason = d.reason;
+  e.reason = ReasonName(d.reason);
   e.message = d.message;
   e.params = d.trial_args;
   phase.admitted.part.events.push_back(e);
@@ -112,7 +107,7 @@ ProbePhase ReconcileProbes(const PlanInput& in, const Ledger& ledger) {
     e.deadline = in.now + requested / pricing.devices();
     Part part;
     part.events.push_back(e);
-    part.actions.push_back(ProbeAction(in.model, Action::Kind::kStart, index, e.deadline));
+    part.actions.push_back(StartProbe{index, e.deadline});
     return ProbePhase{{std::move(part), after}, std::nullopt, std::nullopt};
   }
   return Decide(
@@ -128,7 +123,7 @@ Event ProbeEndEvent(const PlanInput& in, const ProbeRun& p, const SegmentStatus&
   double finish = st.finished_unix_seconds.value_or(in.now);
   e.seconds =
       ChargedDevices(st.devices) * std::max(0.0, finish - st.started_unix_seconds.value_or(finish));
-  std::optional<Reason> backend = ParseReason(st.reason);
+  Reason backend = st.reason;
   Reason reason = Reason::kError;
   if (p.figures) {
     reason = Reason::kNone;

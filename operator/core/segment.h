@@ -4,6 +4,8 @@
 #include <optional>
 #include <string>
 
+#include "operator/core/reason.h"
+
 namespace bsw {
 
 enum class SegmentState { kPending, kRunning, kSucceeded, kFailed };
@@ -18,9 +20,9 @@ struct SegmentStatus {
   std::optional<double> started_unix_seconds;   // unset while pending
   std::optional<double> finished_unix_seconds;  // unset until it exited
   std::optional<int> exit_code;
-  // CamelCase when failed: Error, DeadlineExceeded, Stopped, Lost, Evicted (the node refused or
-  // evicted it: not the trainer's failure)
-  std::string reason;
+  // When failed: Error, DeadlineExceeded, Stopped, Lost, Evicted (the node refused or evicted it:
+  // not the trainer's failure)
+  Reason reason = Reason::kNone;
   // When the trainer exited non-zero: the end of what it wrote (OutputTail, output_tail.h).
   std::string output_tail;
   // While pending: why it cannot start, as the backend names it (a pod: Unschedulable,

@@ -416,8 +416,8 @@ Status SweepModel::ApplyProbeEvent(const Event& e) {
   if (e.type == Type::kThroughputDecided) {
     ThroughputDecision d;
     d.chosen = static_cast<int>(e.trial);
-    d.target_met = e.reason == ReasonName(Reason::kTargetMet);
-    d.reason = e.reason;
+    d.reason = ParseReason(e.reason).value_or(Reason::kNothingMeasured);
+    d.target_met = d.reason == Reason::kTargetMet;
     d.message = e.message;
     d.trial_args = e.params;
     decision_ = std::move(d);

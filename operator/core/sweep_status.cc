@@ -85,7 +85,7 @@ json ThroughputStatus(const SweepModel& model) {
   }
   if (decision) {
     out["targetMet"] = decision->target_met;
-    out["reason"] = decision->reason;
+    out["reason"] = ReasonName(decision->reason);
     out["message"] = decision->message;
     json args = json::array();
     for (const std::string& a : FlagArgs(decision->trial_args)) args.push_back(a);

@@ -8,14 +8,14 @@ namespace {
 
 using Type = Event::Type;
 
-Action StopAction(const Trial& t, const std::string& reason) {
-  return Action{Action::Kind::kStop, t.index, t.segments.back().number, 0, 0, reason};
+StopSegment StopAction(const Trial& t, const std::string& reason) {
+  return StopSegment{t.index, t.segments.back().number, reason};
 }
 
 // How a segment that failed ended, by the backend's reason: a stop, an eviction or a deadline,
-// else the trainer's failure. A reason the core does not know is an Error.
+// else the trainer's failure.
 SegmentEnd FailedEnd(const Trial& t, const SegmentStatus& st) {
-  Reason backend = ParseReason(st.reason).value_or(Reason::kError);
+  Reason backend = st.reason;
   if (backend == Reason::kDeadlineExceeded) {
     return {backend, "stopped at its reserved share of the budget, which could not be extended"};
   }
@@ -43,8 +43,7 @@ Part UnseenSegment(const PlanInput& in, const Trial& t, const SegmentRecord& seg
     part.events.push_back(e);
     return part;
   }
-  part.actions.push_back(
-      Action{Action::Kind::kStart, t.index, seg.number, seg.until, seg.deadline, ""});
+  part.actions.push_back(StartSegment{t.index, seg.number, seg.until, seg.deadline});
   part.occupied = 1;
   return part;
 }

@@ -219,7 +219,7 @@ TEST_F(PodBackendTest, Segment_RunsAndSucceedsWithRealTimesAndTheEnvContract) {
   EXPECT_GE(*done->finished_unix_seconds - *done->started_unix_seconds, 1);
   EXPECT_LE(*done->finished_unix_seconds - *done->started_unix_seconds, 4);
   EXPECT_EQ(done->segment, 0);
-  EXPECT_TRUE(done->reason.empty());
+  EXPECT_EQ(done->reason, Reason::kNone);
 
   StatusOr<Json> pod = client_->Get(kPods, ns_, "sw-t0002-s0");
   ASSERT_TRUE(pod.ok());
@@ -242,7 +242,7 @@ TEST_F(PodBackendTest, NearDeadline_EndsDeadlineExceededByItsDeadline) {
   double seen = Now();
   ASSERT_TRUE(done);
   EXPECT_EQ(done->state, SegmentState::kFailed);
-  EXPECT_EQ(done->reason, "DeadlineExceeded");
+  EXPECT_EQ(done->reason, Reason::kDeadlineExceeded);
   ASSERT_TRUE(done->finished_unix_seconds);
   // SIGKILL is due at the deadline: activeDeadlineSeconds leaves room for the grace period. The
   // slack covers whole-second start times and the kubelet's sync.
@@ -265,7 +265,7 @@ TEST_F(PodBackendTest, FailedSegment_CarriesTheEndOfItsOutputFromTheKubelet) {
     return s.state == SegmentState::kFailed;
   });
   ASSERT_TRUE(failed);
-  EXPECT_EQ(failed->reason, "Error");
+  EXPECT_EQ(failed->reason, Reason::kError);
   EXPECT_EQ(failed->exit_code, 2);
   EXPECT_EQ(failed->output_tail, "line 4\nline 5\nline 6\nline 7\nerror: --dataset: no such file")
       << "the kubelet's termination message (FallbackToLogsOnError), cut to its last 5 lines";
@@ -311,7 +311,7 @@ TEST_F(PodBackendTest, Stop_EndsStoppedAndThePodStaysUntilReleaseCharge) {
   });
   ASSERT_TRUE(done);
   EXPECT_EQ(done->state, SegmentState::kFailed);
-  EXPECT_EQ(done->reason, "Stopped");
+  EXPECT_EQ(done->reason, Reason::kStopped);
   EXPECT_TRUE(done->finished_unix_seconds);
   // `sleep` is the container's PID 1, which ignores SIGTERM: the kubelet kills it when the 1 s
   // grace period is over. The bound leaves room for the kubelet's status updates on a loaded
@@ -350,7 +350,7 @@ TEST_F(PodBackendTest, StopWhilePending_EndsStoppedWithoutChargeAndGoesOnRelease
   });
   ASSERT_TRUE(done);
   EXPECT_EQ(done->state, SegmentState::kFailed);
-  EXPECT_EQ(done->reason, "Stopped");
+  EXPECT_EQ(done->reason, Reason::kStopped);
   EXPECT_FALSE(done->started_unix_seconds) << "never ran: no charge";
   ASSERT_TRUE(backend->ReleaseCharge("sw-t0006", 0).ok());
   EXPECT_TRUE(
@@ -386,7 +386,7 @@ TEST_F(PodBackendTest, SetDeadline_LowersButNeverRaises) {
     return s.state == SegmentState::kFailed;
   });
   ASSERT_TRUE(done);
-  EXPECT_EQ(done->reason, "DeadlineExceeded");
+  EXPECT_EQ(done->reason, Reason::kDeadlineExceeded);
   EXPECT_NEAR(done->deadline_unix_seconds, lowered_to, 0.01);
   ASSERT_TRUE(done->finished_unix_seconds);
   EXPECT_LE(*done->finished_unix_seconds, lowered_to + 1 + 2);

@@ -255,13 +255,13 @@ std::optional<SegmentStatus> SegmentStatusOfPod(const Json& pod, int default_met
     segment.state = SegmentState::kFailed;
     const std::string pod_reason = status.value("reason", "");
     if (pod_reason == "DeadlineExceeded") {
-      segment.reason = "DeadlineExceeded";
+      segment.reason = Reason::kDeadlineExceeded;
     } else if (stopped) {
-      segment.reason = "Stopped";
+      segment.reason = Reason::kStopped;
     } else if (IsEndedByTheNode(pod_reason)) {
-      segment.reason = "Evicted";
+      segment.reason = Reason::kEvicted;
     } else {
-      segment.reason = "Error";
+      segment.reason = Reason::kError;
     }
   } else if (segment.started_unix_seconds) {
     segment.state = SegmentState::kRunning;

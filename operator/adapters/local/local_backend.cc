@@ -172,7 +172,7 @@ Status SettleIfLost(const SegmentFiles& files, StatusRecord* status) {
     finished = std::max(finished, NowUnixSeconds());
   }
   status->state = SegmentState::kFailed;
-  status->reason = "Lost";
+  status->reason = Reason::kLost;
   status->finished_unix_seconds = finished;
   return WriteFileAtomically(files.status(), ToJson(*status));
 }

@@ -33,6 +33,12 @@ StatusOr<SegmentState> ParseState(const std::string& name) {
   return InvalidArgumentError("unknown segment state '" + name + "'");
 }
 
+StatusOr<Reason> ParseStatusReason(const std::string& name) {
+  std::optional<Reason> reason = ParseReason(name);
+  if (!reason) return InvalidArgumentError("unknown segment reason '" + name + "'");
+  return *reason;
+}
+
 template <typename T>
 json Nullable(const std::optional<T>& value) {
   return value ? json(*value) : json(nullptr);
@@ -98,7 +104,7 @@ std::string ToJson(const StatusRecord& status) {
   return json{{"trial", status.trial},
               {"segment", status.segment},
               {"state", StateName(status.state)},
-              {"reason", status.reason},
+              {"reason", ReasonName(status.reason)},
               {"exit_code", Nullable(status.exit_code)},
               {"supervisor_pid", status.supervisor_pid},
               {"supervisor_start_ticks", status.supervisor_start_ticks},
@@ -123,7 +129,9 @@ StatusOr<StatusRecord> ParseStatusRecord(std::string_view text) {
     status.state = *state;
     object.at("trial").get_to(status.trial);
     object.at("segment").get_to(status.segment);
-    object.at("reason").get_to(status.reason);
+    StatusOr<Reason> reason = ParseStatusReason(object.at("reason").get<std::string>());
+    if (!reason.ok()) return StatusOr<StatusRecord>(reason.status());
+    status.reason = *reason;
     status.exit_code = GetNullable<int>(object, "exit_code");
     object.at("supervisor_pid").get_to(status.supervisor_pid);
     object.at("supervisor_start_ticks").get_to(status.supervisor_start_ticks);

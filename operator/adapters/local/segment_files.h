@@ -49,8 +49,8 @@ struct StatusRecord {
   std::string trial;
   int segment = 0;
   SegmentState state = SegmentState::kRunning;
-  std::string reason;            // when failed: Error, DeadlineExceeded, Stopped or Lost
-  std::optional<int> exit_code;  // 128 + signal number when the trainer was killed by a signal
+  Reason reason = Reason::kNone;  // when failed: Error, DeadlineExceeded, Stopped or Lost
+  std::optional<int> exit_code;   // 128 + signal number when the trainer was killed by a signal
   pid_t supervisor_pid = 0;
   std::uint64_t supervisor_start_ticks = 0;
   pid_t trainer_pid = 0;  // also the trainer's process group; 0 until forked

@@ -24,8 +24,6 @@ namespace {
 
 // The deadline and stop files are re-read at least this often.
 constexpr double kPollSeconds = 0.1;
-constexpr char kStopped[] = "Stopped";
-constexpr char kDeadlineExceeded[] = "DeadlineExceeded";
 
 // The runner's descriptors (sockets, files) must not leak into trainers and keep ports bound.
 void CloseInheritedDescriptors() {
@@ -87,7 +85,7 @@ class Supervisor {
 
     // Claimed: from here on every path ends in a final status.
     if (StopRequested()) {
-      stop_reason_ = kStopped;
+      stop_reason_ = Reason::kStopped;
       return Finish();
     }
     if (Status spawned = SpawnTrainer(); !spawned.ok()) {
@@ -152,8 +150,8 @@ class Supervisor {
         status_.deadline_unix_seconds = *deadline;
       }
       const double deadline = status_.deadline_unix_seconds;
-      if (StopRequested()) Terminate(kStopped, now + launch_.grace_seconds);
-      if (now >= deadline - launch_.grace_seconds) Terminate(kDeadlineExceeded, deadline);
+      if (StopRequested()) Terminate(Reason::kStopped, now + launch_.grace_seconds);
+      if (now >= deadline - launch_.grace_seconds) Terminate(Reason::kDeadlineExceeded, deadline);
       if (!killed_ && now >= kill_at_) {
         kill(-status_.trainer_pid, SIGKILL);
         killed_ = true;
@@ -165,18 +163,18 @@ class Supervisor {
       }
 
       double wake = std::min(next_heartbeat, now + kPollSeconds);
-      if (stop_reason_.empty()) wake = std::min(wake, deadline - launch_.grace_seconds);
+      if (stop_reason_ == Reason::kNone) wake = std::min(wake, deadline - launch_.grace_seconds);
       if (!killed_) wake = std::min(wake, kill_at_);
       int signal_number = WaitForSignal(waited_, std::max(wake - now, 0.001));
       if (signal_number == SIGTERM || signal_number == SIGINT) {
-        Terminate(kStopped, NowUnixSeconds() + launch_.grace_seconds);
+        Terminate(Reason::kStopped, NowUnixSeconds() + launch_.grace_seconds);
       }
     }
   }
 
   // Sends SIGTERM once, records why, and brings the SIGKILL forward to `kill_at` if earlier.
-  void Terminate(const char* reason, double kill_at) {
-    if (stop_reason_.empty()) {
+  void Terminate(Reason reason, double kill_at) {
+    if (stop_reason_ == Reason::kNone) {
       stop_reason_ = reason;
       kill(-status_.trainer_pid, SIGTERM);
     }
@@ -199,14 +197,14 @@ class Supervisor {
     status_.finished_unix_seconds = NowUnixSeconds();
     status_.heartbeat_unix_seconds = *status_.finished_unix_seconds;
     if (status_.trainer_pid > 0) kill(-status_.trainer_pid, SIGKILL);  // its leftover children
-    if (!stop_reason_.empty()) {
+    if (stop_reason_ != Reason::kNone) {
       status_.state = SegmentState::kFailed;
       status_.reason = stop_reason_;
     } else if (status_.exit_code == 0) {
       status_.state = SegmentState::kSucceeded;
     } else {
       status_.state = SegmentState::kFailed;
-      status_.reason = "Error";
+      status_.reason = Reason::kError;
     }
     return WriteFileAtomically(files_.status(), ToJson(status_));
   }
@@ -220,7 +218,7 @@ class Supervisor {
   LaunchRecord launch_;
   StatusRecord status_;
   sigset_t waited_{};
-  std::string stop_reason_;
+  Reason stop_reason_ = Reason::kNone;  // why the supervisor ended the trainer
   double kill_at_ = std::numeric_limits<double>::infinity();
   bool killed_ = false;
 };

@@ -147,7 +147,7 @@ TEST_F(LocalBackendTest, RunsSegmentToSuccessWithRealTimes) {
   double after = NowUnixSeconds();
   EXPECT_EQ(done.state, SegmentState::kSucceeded);
   EXPECT_EQ(done.exit_code, 0);
-  EXPECT_EQ(done.reason, "");
+  EXPECT_EQ(done.reason, Reason::kNone);
   ASSERT_TRUE(done.finished_unix_seconds.has_value());
   // 3 epochs of 0.05 s plus 0.5 s of lingering metrics.
   EXPECT_GE(*done.finished_unix_seconds - *done.started_unix_seconds, 0.65);
@@ -217,7 +217,7 @@ TEST_F(LocalBackendTest, DeadlineSendsSigtermAtDeadlineMinusGrace) {
   ASSERT_TRUE(backend_->Start(spec).ok());
   SegmentStatus done = WaitFinished("t-deadline");
   EXPECT_EQ(done.state, SegmentState::kFailed);
-  EXPECT_EQ(done.reason, "DeadlineExceeded");
+  EXPECT_EQ(done.reason, Reason::kDeadlineExceeded);
   EXPECT_EQ(done.exit_code, 0);  // the fixture checkpointed and exited on SIGTERM
   ASSERT_TRUE(done.finished_unix_seconds.has_value());
   EXPECT_GE(*done.finished_unix_seconds, spec.deadline_unix_seconds - spec.grace_seconds);
@@ -232,7 +232,7 @@ TEST_F(LocalBackendTest, DeadlineSigkillsTrainerThatIgnoresSigterm) {
   ASSERT_TRUE(backend_->Start(spec).ok());
   SegmentStatus done = WaitFinished("t-stubborn");
   EXPECT_EQ(done.state, SegmentState::kFailed);
-  EXPECT_EQ(done.reason, "DeadlineExceeded");
+  EXPECT_EQ(done.reason, Reason::kDeadlineExceeded);
   EXPECT_EQ(done.exit_code, 128 + SIGKILL);
   ASSERT_TRUE(done.finished_unix_seconds.has_value());
   EXPECT_GE(*done.finished_unix_seconds, spec.deadline_unix_seconds);
@@ -245,7 +245,7 @@ TEST_F(LocalBackendTest, SetDeadlineMovesTheHardStopOfARunningSegment) {
   ASSERT_TRUE(backend_->SetDeadline("t-moved", 0, deadline).ok());
   EXPECT_EQ(Get("t-moved").deadline_unix_seconds, deadline);
   SegmentStatus done = WaitFinished("t-moved");
-  EXPECT_EQ(done.reason, "DeadlineExceeded");
+  EXPECT_EQ(done.reason, Reason::kDeadlineExceeded);
   EXPECT_LE(*done.finished_unix_seconds, deadline + kSlackSeconds);
 }
 
@@ -256,7 +256,7 @@ TEST_F(LocalBackendTest, StopEndsSegmentAsStoppedEvenWhenTrainerExitsZero) {
   ASSERT_TRUE(backend_->Stop("t-stop", 0).ok());
   SegmentStatus done = WaitFinished("t-stop");
   EXPECT_EQ(done.state, SegmentState::kFailed);
-  EXPECT_EQ(done.reason, "Stopped");
+  EXPECT_EQ(done.reason, Reason::kStopped);
   EXPECT_EQ(done.exit_code, 0);
   EXPECT_EQ(done.output_tail, "") << "only a failure carries the trainer's output";
   EXPECT_LE(*done.finished_unix_seconds, stopped_at + kSlackSeconds);
@@ -267,7 +267,7 @@ TEST_F(LocalBackendTest, FailingTrainerIsFailedWithError) {
   ASSERT_TRUE(backend_->Start(Spec("t-fail", 3, {"--fail-at-epoch=2"})).ok());
   SegmentStatus done = WaitFinished("t-fail");
   EXPECT_EQ(done.state, SegmentState::kFailed);
-  EXPECT_EQ(done.reason, "Error");
+  EXPECT_EQ(done.reason, Reason::kError);
   EXPECT_EQ(done.exit_code, 1);
   EXPECT_THAT(done.output_tail, ::testing::EndsWith("curve-trainer: injected failure at epoch 2"))
       << "the end of trainer.log";
@@ -279,7 +279,7 @@ TEST_F(LocalBackendTest, MissingTrainerProgramIsFailedWithErrorAndLogged) {
   ASSERT_TRUE(backend_->Start(spec).ok());
   SegmentStatus done = WaitFinished("t-missing");
   EXPECT_EQ(done.state, SegmentState::kFailed);
-  EXPECT_EQ(done.reason, "Error");
+  EXPECT_EQ(done.reason, Reason::kError);
   EXPECT_EQ(done.exit_code, 127);
   std::ifstream log(SegmentDir("t-missing") / "trainer.log");
   std::string line;
@@ -316,10 +316,10 @@ TEST_F(LocalBackendTest, NewInstanceListsStopsAndRedeadlinesSegmentsOfThePreviou
   EXPECT_EQ(Get("t-a").state, SegmentState::kRunning);
   EXPECT_EQ(Get("t-b").state, SegmentState::kRunning);
   ASSERT_TRUE(backend_->Stop("t-a", 0).ok());
-  EXPECT_EQ(WaitFinished("t-a").reason, "Stopped");
+  EXPECT_EQ(WaitFinished("t-a").reason, Reason::kStopped);
   double deadline = NowUnixSeconds() + 0.7;
   ASSERT_TRUE(backend_->SetDeadline("t-b", 0, deadline).ok());
-  EXPECT_EQ(WaitFinished("t-b").reason, "DeadlineExceeded");
+  EXPECT_EQ(WaitFinished("t-b").reason, Reason::kDeadlineExceeded);
 }
 
 TEST_F(LocalBackendTest, KilledSupervisorTakesItsTrainerAlongAndIsChargedConservatively) {
@@ -340,7 +340,7 @@ TEST_F(LocalBackendTest, KilledSupervisorTakesItsTrainerAlongAndIsChargedConserv
 
   SegmentStatus lost = Get("t-lost");
   EXPECT_EQ(lost.state, SegmentState::kFailed);
-  EXPECT_EQ(lost.reason, "Lost");
+  EXPECT_EQ(lost.reason, Reason::kLost);
   ASSERT_TRUE(lost.finished_unix_seconds.has_value());
   EXPECT_GE(*lost.finished_unix_seconds, killed_at);  // never under-charged
   EXPECT_LE(*lost.finished_unix_seconds, killed_at + kHeartbeatSeconds + kSlackSeconds);

@@ -142,6 +142,46 @@ TEST_F(JournalTest, AJournalOfThePreviousReleaseReadsAndWritesBackByteForByte) {
   EXPECT_EQ(model.phase(), SweepPhase::kCompleted);
 }
 
+// A journal written by the release before events were typed, with every kind of event and each
+// optional field both present and absent: it reads, replays, and writes back byte for byte.
+TEST_F(JournalTest, AJournalWithEveryKindOfEventReadsAndWritesBackByteForByte) {
+  const std::string path = "tests/unit/controller/testdata/journal_every_event.jsonl";
+  std::vector<std::string> lines;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 29u) << path;
+  StatusOr<std::vector<Event>> events = Journal::Read(path);
+  ASSERT_TRUE(events.ok()) << events.status().message();
+  ASSERT_EQ(events->size(), lines.size());
+  for (size_t i = 0; i < lines.size(); ++i) EXPECT_EQ((*events)[i].ToJson().dump(), lines[i]);
+  SweepSpec spec = ParseSweep(nlohmann::json::parse(R"({
+    "apiVersion": "budgetsweep.dev/v1alpha1", "kind": "BudgetSweep",
+    "metadata": {"name": "s"},
+    "spec": {"budget": {"gpuHours": 0.02}, "objective": {"metric": "acc"},
+             "resource": {"min": 1, "max": 9, "reductionFactor": 3},
+             "searchSpace": {"lr": {"type": "logUniform", "min": 1.0e-4, "max": 1.0e-1}},
+             "throughput": {"enabled": true, "candidates": {"workers": [1, 2]}},
+             "trial": {"template": {"spec": {"containers": [{"name": "t", "image": "i"}]}}}}
+  })"))
+                       .value();
+  SweepModel model(spec);
+  for (const Event& e : *events) ASSERT_TRUE(model.Apply(e).ok());
+  ASSERT_EQ(model.probes().size(), 3u);
+  EXPECT_EQ(model.probes()[1].figures->accelerator_utilization, 0.91);
+  EXPECT_EQ(model.probes()[2].reason, "Error");
+  EXPECT_EQ(model.throughput_decision()->chosen, 1);
+  EXPECT_TRUE(model.throughput_decision()->target_met);
+  EXPECT_EQ(model.trial(0).phase, TrialPhase::kStopped);
+  EXPECT_EQ(model.trial(0).reason, "BudgetExhausted");
+  EXPECT_EQ(model.trial(0).failures, 1);
+  EXPECT_EQ(model.trial(0).rung_verdicts.at(3).verdict, Verdict::kPromote);
+  EXPECT_EQ(model.trial(1).phase, TrialPhase::kStopped);
+  EXPECT_EQ(model.trial(1).rung_verdicts.at(1).verdict, Verdict::kStop);
+  ASSERT_EQ(model.recent_failures().size(), 2u);
+  EXPECT_EQ(model.recent_failures()[0].output, "step 40 loss nan\n");
+  EXPECT_EQ(model.phase(), SweepPhase::kBudgetExhausted);
+}
+
 TEST_F(JournalTest, UnwritableDirectoryIsAnErrorNamingThePath) {
   StatusOr<Journal> j = Journal::Open(dir_ + "/missing/sub");
   ASSERT_FALSE(j.ok());

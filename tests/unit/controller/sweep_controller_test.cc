@@ -168,7 +168,7 @@ TEST_F(SweepControllerTest, HeldCharge_IsReleasedOnlyAfterTheEndIsRecordedAndOut
   // Trial 0's pod failed after 40 s; the backend holds it (and its charge) until released.
   SegmentStatus& first = segments_.front();
   first.state = SegmentState::kFailed;
-  first.reason = "Error";
+  first.reason = Reason::kError;
   first.exit_code = 1;
   first.finished_unix_seconds = *first.started_unix_seconds + 40;
   first.charge_held = true;
@@ -250,7 +250,7 @@ TEST_F(SweepControllerTest, ProbePhase_ProbesRunTheCandidateAndEveryTrialGetsThe
     clock_.Advance(5);
     EXPECT_CALL(backend_, Stop(name, 0)).WillOnce(Invoke([&](const std::string&, int) {
       segments_.back().state = SegmentState::kFailed;
-      segments_.back().reason = "Stopped";
+      segments_.back().reason = Reason::kStopped;
       segments_.back().finished_unix_seconds = clock_.NowUnixSeconds();
       return OkStatus();
     }));
@@ -305,7 +305,7 @@ TEST_F(SweepControllerTest, ProbePhase_AnEndedProbeIsReleasedAndItsChargeOutlive
   clock_.Advance(5);
   ON_CALL(backend_, Stop(name, 0)).WillByDefault(Invoke([&](const std::string&, int) {
     segments_.front().state = SegmentState::kFailed;
-    segments_.front().reason = "Stopped";
+    segments_.front().reason = Reason::kStopped;
     segments_.front().finished_unix_seconds = clock_.NowUnixSeconds();
     segments_.front().charge_held = true;
     return OkStatus();

@@ -33,8 +33,8 @@ TEST(Launch, ReservesTheRequestAndDeadlinesTheSegmentByIt) {
   EXPECT_EQ(a.part.events[0].type, Event::Type::kSegmentLaunched);
   EXPECT_DOUBLE_EQ(a.part.events[0].deadline, 100 + 1800);
   ASSERT_EQ(a.part.actions.size(), 1u);
-  EXPECT_EQ(a.part.actions[0].kind, Action::Kind::kStart);
-  EXPECT_DOUBLE_EQ(a.part.actions[0].until, 1);
+  ASSERT_TRUE(std::holds_alternative<StartSegment>(a.part.actions[0]));
+  EXPECT_DOUBLE_EQ(std::get<StartSegment>(a.part.actions[0]).until, 1);
   EXPECT_EQ(a.part.occupied, 1);
   EXPECT_DOUBLE_EQ(a.ledger.reserved(), 1800);
   EXPECT_TRUE(a.part.denials.empty());

@@ -71,8 +71,8 @@ TEST_P(BudgetCut, BelowUsedAndReserved_ShrinksRunningDeadlinesToWhatIsLeft) {
 
   Plan plan = h.Pass();
 
-  EXPECT_EQ(CountActions(plan, Action::Kind::kStart), 0);
-  EXPECT_EQ(CountActions(plan, Action::Kind::kSetDeadline), 2);
+  EXPECT_EQ(CountActions<StartSegment>(plan), 0);
+  EXPECT_EQ(CountActions<SetDeadline>(plan), 2);
   EXPECT_EQ(CountEvents(plan, Event::Type::kDeadlineMoved), 2);
   EXPECT_LE(ReservedAfter(h, plan), budget - running.used_device_seconds + 1e-6);
   EXPECT_THAT(h.apply_failures(), ::testing::IsEmpty());
@@ -84,13 +84,12 @@ TEST_P(BudgetCut, BelowUsed_EndsTheRunningTrialsAndTheSweepBudgetExhausted) {
 
   Plan cut = h.Pass();
   // Each running segment is stopped, or its deadline brought to now: nothing is left to reserve.
-  EXPECT_EQ(CountActions(cut, Action::Kind::kStart), 0);
-  EXPECT_EQ(CountActions(cut, Action::Kind::kStop) + CountActions(cut, Action::Kind::kSetDeadline),
-            2);
+  EXPECT_EQ(CountActions<StartSegment>(cut), 0);
+  EXPECT_EQ(CountActions<StopSegment>(cut) + CountActions<SetDeadline>(cut), 2);
   EXPECT_LE(ReservedAfter(h, cut), 1e-6);
   for (const auto& [key, s] : h.observed().segments) {
     if (!s.finished_unix_seconds)
-      h.EndSegment(key.first, key.second, SegmentState::kFailed, 143, "DeadlineExceeded");
+      h.EndSegment(key.first, key.second, SegmentState::kFailed, 143, Reason::kDeadlineExceeded);
   }
   h.Advance(1);
 

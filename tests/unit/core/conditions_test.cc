@@ -50,7 +50,7 @@ TEST(ProgressingCondition, ProbingUntilThePhaseDecides) {
   PassSummary decided;
   decided.decided = ThroughputDecision{};
   decided.decided->target_met = true;
-  decided.decided->reason = "TargetMet";
+  decided.decided->reason = Reason::kTargetMet;
   EXPECT_EQ(ProgressingCondition(model, decided).reason, "TrialsRunning");
   Condition throughput = ThroughputCondition(model, decided);
   EXPECT_EQ(throughput.status, "False");

@@ -62,8 +62,8 @@ TEST_P(AdjustDeadlineTable, MovesTheDeadlineAsTheNextMilestoneNeeds) {
   ASSERT_EQ(a.part.events.size(), 1u);
   EXPECT_EQ(a.part.events[0].type, Event::Type::kDeadlineMoved);
   ASSERT_EQ(a.part.actions.size(), 1u);
-  EXPECT_EQ(a.part.actions[0].kind, Action::Kind::kSetDeadline);
-  double moved = a.part.actions[0].deadline - st.deadline_unix_seconds;
+  ASSERT_TRUE(std::holds_alternative<SetDeadline>(a.part.actions[0]));
+  double moved = std::get<SetDeadline>(a.part.actions[0]).deadline - st.deadline_unix_seconds;
   EXPECT_NEAR(moved, *row.want_moved_by, 1e-9);
   EXPECT_NEAR(a.ledger.reserved() - ledger.reserved(), moved, 1e-9) << "one device";
 }

@@ -9,8 +9,10 @@
 #include <ostream>
 #include <set>
 #include <string>
+#include <variant>
 #include <vector>
 
+#include "base/overloaded.h"
 #include "nlohmann/json.hpp"
 #include "operator/core/api.h"
 #include "operator/core/planner.h"
@@ -45,27 +47,44 @@ class PlannerHarness {
 
   // Carries out the plan's actions: starts run at once, stops end the segment at once.
   void Carry(const Plan& plan) {
-    for (const Action& a : plan.actions) {
-      const std::string name =
-          a.probe ? model_.ProbeName(static_cast<int>(a.trial)) : model_.TrialName(a.trial);
-      auto key = std::make_pair(name, a.segment);
-      if (a.kind == Action::Kind::kStart) {
-        if (observed_.segments.contains(key)) continue;
-        SegmentStatus s;
-        s.trial = name;
-        s.segment = a.segment;
-        s.state = SegmentState::kRunning;
-        s.started_unix_seconds = now_;
-        s.devices = spec_.trial_gpus;
-        s.deadline_unix_seconds = a.deadline;
-        observed_.segments[key] = s;
-        if (!a.probe) observed_.metrics[name].resource_completed = model_.trial(a.trial).progress();
-      } else if (a.kind == Action::Kind::kStop) {
-        EndSegment(name, a.segment, SegmentState::kFailed, 143, "Stopped");
-      } else {
-        observed_.segments.at(key).deadline_unix_seconds = a.deadline;
-      }
+    for (const Action& action : plan.actions) {
+      std::visit(
+          Overloaded{[&](const StartSegment& a) {
+                       const std::string name = model_.TrialName(a.trial);
+                       if (!Launch(name, a.segment, a.deadline)) return;
+                       observed_.metrics[name].resource_completed =
+                           model_.trial(a.trial).progress();
+                     },
+                     [&](const StartProbe& a) { Launch(model_.ProbeName(a.probe), 0, a.deadline); },
+                     [&](const StopSegment& a) {
+                       EndSegment(model_.TrialName(a.trial), a.segment, SegmentState::kFailed, 143,
+                                  Reason::kStopped);
+                     },
+                     [&](const StopProbe& a) {
+                       EndSegment(model_.ProbeName(a.probe), 0, SegmentState::kFailed, 143,
+                                  Reason::kStopped);
+                     },
+                     [&](const SetDeadline& a) {
+                       observed_.segments.at({model_.TrialName(a.trial), a.segment})
+                           .deadline_unix_seconds = a.deadline;
+                     }},
+          action);
     }
+  }
+
+  // Starts segment `segment` of `name` at once; false when it was started already.
+  bool Launch(const std::string& name, int segment, double deadline) {
+    auto key = std::make_pair(name, segment);
+    if (observed_.segments.contains(key)) return false;
+    SegmentStatus s;
+    s.trial = name;
+    s.segment = segment;
+    s.state = SegmentState::kRunning;
+    s.started_unix_seconds = now_;
+    s.devices = spec_.trial_gpus;
+    s.deadline_unix_seconds = deadline;
+    observed_.segments[key] = s;
+    return true;
   }
 
   Plan PassAndCarry() {
@@ -86,11 +105,10 @@ class PlannerHarness {
     const Trial& t = model_.trial(trial);
     End(trial, t.segments.back().number,
         exit_code == 0 ? SegmentState::kSucceeded : SegmentState::kFailed, exit_code,
-        exit_code == 0 ? "" : "Error");
+        exit_code == 0 ? Reason::kNone : Reason::kError);
   }
 
-  void End(int64_t trial, int segment, SegmentState state, int exit_code,
-           const std::string& reason) {
+  void End(int64_t trial, int segment, SegmentState state, int exit_code, Reason reason) {
     EndSegment(model_.TrialName(trial), segment, state, exit_code, reason);
   }
 
@@ -103,12 +121,12 @@ class PlannerHarness {
   }
 
   // The probe run in flight exits on its own.
-  void ExitProbe(SegmentState state, int exit_code, const std::string& reason) {
+  void ExitProbe(SegmentState state, int exit_code, Reason reason) {
     EndSegment(model_.probes().back().name, 0, state, exit_code, reason);
   }
 
   void EndSegment(const std::string& name, int segment, SegmentState state, int exit_code,
-                  const std::string& reason) {
+                  Reason reason) {
     SegmentStatus& s = observed_.segments.at({name, segment});
     if (s.finished_unix_seconds) return;
     s.state = state;
@@ -149,9 +167,11 @@ inline int CountEvents(const Plan& plan, Event::Type type) {
                                         [&](const Event& e) { return e.type == type; }));
 }
 
-inline int CountActions(const Plan& plan, Action::Kind kind) {
-  return static_cast<int>(std::count_if(plan.actions.begin(), plan.actions.end(),
-                                        [&](const Action& a) { return a.kind == kind; }));
+template <class Kind>
+int CountActions(const Plan& plan) {
+  return static_cast<int>(
+      std::count_if(plan.actions.begin(), plan.actions.end(),
+                    [](const Action& a) { return std::holds_alternative<Kind>(a); }));
 }
 
 // The sweep every row starts from: rungs 1, 3, 9 epochs (η = 3), two trials at a time, one GPU

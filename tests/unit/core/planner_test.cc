@@ -31,9 +31,12 @@ TEST_P(PlannerTable, DecidesAsTheSituationRequires) {
   testing::RunSituation(testing::TableSweep(), GetParam());
 }
 
-const Action* FindAction(const Plan& plan, Action::Kind kind, int64_t trial) {
-  for (const Action& a : plan.actions) {
-    if (a.kind == kind && a.trial == trial) return &a;
+// The action of kind `Kind` on trial `trial`, if the plan has one.
+template <class Kind>
+const Kind* FindAction(const Plan& plan, int64_t trial) {
+  for (const Action& action : plan.actions) {
+    const Kind* a = std::get_if<Kind>(&action);
+    if (a != nullptr && a->trial == trial) return a;
   }
   return nullptr;
 }
@@ -64,7 +67,7 @@ Plan LaunchTrialTwoAfterRungOne(PlannerHarness& h, double seconds_per_epoch) {
 // Advances the clock by `seconds` and passes: the deadline the pass gave `trial`, if it moved one.
 std::optional<double> DeadlineMovedAfter(PlannerHarness& h, double seconds, int64_t trial) {
   h.Advance(seconds);
-  const Action* move = FindAction(h.PassAndCarry(), Action::Kind::kSetDeadline, trial);
+  const auto* move = FindAction<SetDeadline>(h.PassAndCarry(), trial);
   return move ? std::optional<double>(move->deadline) : std::nullopt;
 }
 
@@ -76,8 +79,9 @@ INSTANTIATE_TEST_SUITE_P(
                     EXPECT_EQ(h.model().phase(), SweepPhase::kPending);
                     Plan plan = h.Pass();
                     EXPECT_EQ(CountEvents(plan, Type::kTrialCreated), 2);
-                    ASSERT_EQ(CountActions(plan, Action::Kind::kStart), 2);
-                    for (const Action& a : plan.actions) {
+                    ASSERT_EQ(CountActions<StartSegment>(plan), 2);
+                    for (const Action& action : plan.actions) {
+                      const StartSegment& a = std::get<StartSegment>(action);
                       EXPECT_EQ(a.segment, 0);
                       EXPECT_DOUBLE_EQ(a.until, 9);  // stop mode runs to max
                       // Nothing is measured yet: each gets an equal share of the budget.
@@ -99,16 +103,16 @@ INSTANTIATE_TEST_SUITE_P(
                     h.Advance(10);
                     h.Report(0, 1, 0.5);
                     Plan plan = h.PassAndCarry();
-                    EXPECT_EQ(CountActions(plan, Action::Kind::kStop), 0);
+                    EXPECT_EQ(CountActions<StopSegment>(plan), 0);
                     EXPECT_EQ(h.model().continued(0), 1);
                     h.Report(1, 1, 0.4);
                     plan = h.PassAndCarry();
-                    const Action* stop = FindAction(plan, Action::Kind::kStop, 1);
+                    const auto* stop = FindAction<StopSegment>(plan, 1);
                     ASSERT_NE(stop, nullptr);
                     EXPECT_EQ(stop->reason, "RungCutoff");
                     EXPECT_THAT(FindEvent(plan, Type::kTrialStopped)->message,
                                 HasSubstr("not in the top 1/3"));
-                    EXPECT_EQ(FindAction(plan, Action::Kind::kStop, 0), nullptr);
+                    EXPECT_EQ(FindAction<StopSegment>(plan, 0), nullptr);
                     h.Advance(1);
                     plan = h.PassAndCarry();
                     EXPECT_EQ(h.model().trial(1).phase, TrialPhase::kStopped);
@@ -119,7 +123,7 @@ INSTANTIATE_TEST_SUITE_P(
                   NoEdit,
                   [](PlannerHarness& h) {
                     Plan plan = LaunchTrialTwoAfterRungOne(h, 10);
-                    const Action* start = FindAction(plan, Action::Kind::kStart, 2);
+                    const auto* start = FindAction<StartSegment>(plan, 2);
                     ASSERT_NE(start, nullptr);
                     // To rung 1: 1 × 10 × 1.25 + 30 s of grace. SIGTERM comes at 12.5 s.
                     EXPECT_DOUBLE_EQ(start->deadline, h.now() + 42.5);
@@ -132,7 +136,7 @@ INSTANTIATE_TEST_SUITE_P(
         Situation{"ShortSegmentsGetALookaheadNoLongerThanTheirWork", NoEdit,
                   [](PlannerHarness& h) {
                     Plan plan = LaunchTrialTwoAfterRungOne(h, 1);
-                    ASSERT_NE(FindAction(plan, Action::Kind::kStart, 2), nullptr);
+                    ASSERT_NE(FindAction<StartSegment>(plan, 2), nullptr);
                     double launched = h.now();
                     // SIGTERM comes 1.25 s after the launch, within the 1 s epoch's lookahead
                     // (the 2 s minimum, not 8 s): extended by the estimate plus 2 × 2 s.
@@ -144,7 +148,7 @@ INSTANTIATE_TEST_SUITE_P(
                     h.Advance(10);
                     h.Report(0, 1, 0.5);
                     Plan plan = h.PassAndCarry();
-                    const Action* shrink = FindAction(plan, Action::Kind::kSetDeadline, 0);
+                    const auto* shrink = FindAction<SetDeadline>(plan, 0);
                     ASSERT_NE(shrink, nullptr);
                     // To rung 2 (epoch 3) at its own 10 s per epoch: 25 s, 30 s of grace, and
                     // a lookahead (8 s) twice.
@@ -195,7 +199,7 @@ INSTANTIATE_TEST_SUITE_P(
                       h.Exit(static_cast<int64_t>(trial));
                       plan = h.PassAndCarry();
                     }
-                    const Action* resume = FindAction(plan, Action::Kind::kStart, 1);
+                    const auto* resume = FindAction<StartSegment>(plan, 1);
                     ASSERT_NE(resume, nullptr);
                     EXPECT_DOUBLE_EQ(resume->until, 3);
                     // 2 epochs at trial 1's own 5 s, with margin, and the grace period; at the
@@ -209,10 +213,10 @@ INSTANTIATE_TEST_SUITE_P(
                     h.Report(0, 1, 0.5);
                     h.Report(1, 1, 0.4);
                     Plan plan = h.Pass();  // the stop is journaled, then the controller crashes
-                    ASSERT_NE(FindAction(plan, Action::Kind::kStop, 1), nullptr);
+                    ASSERT_NE(FindAction<StopSegment>(plan, 1), nullptr);
                     h.Advance(1);
                     plan = h.Pass();
-                    EXPECT_NE(FindAction(plan, Action::Kind::kStop, 1), nullptr);
+                    EXPECT_NE(FindAction<StopSegment>(plan, 1), nullptr);
                     EXPECT_EQ(CountEvents(plan, Type::kTrialStopped), 0);
                   }},
         Situation{"MetricMissingWaitsUntilTheTimeoutThenStopsWithMetricsMissing", NoEdit,
@@ -224,16 +228,16 @@ INSTANTIATE_TEST_SUITE_P(
                     Plan plan = h.PassAndCarry();
                     EXPECT_THAT(plan.unknown, ::testing::ElementsAre(h.model().TrialName(0)));
                     EXPECT_EQ(FindCondition(plan, "MetricsAvailable")->reason, "MetricsMissing");
-                    EXPECT_EQ(CountActions(plan, Action::Kind::kStop), 0);
+                    EXPECT_EQ(CountActions<StopSegment>(plan), 0);
                     h.Advance(60);  // exactly the timeout: still waiting
                     plan = h.PassAndCarry();
-                    EXPECT_EQ(CountActions(plan, Action::Kind::kStop), 0);
+                    EXPECT_EQ(CountActions<StopSegment>(plan), 0);
                     h.Advance(1);
                     plan = h.PassAndCarry();
-                    const Action* stop = FindAction(plan, Action::Kind::kStop, 0);
+                    const auto* stop = FindAction<StopSegment>(plan, 0);
                     ASSERT_NE(stop, nullptr);
                     EXPECT_EQ(stop->reason, "MetricsMissing");
-                    EXPECT_EQ(FindAction(plan, Action::Kind::kStop, 1), nullptr);
+                    EXPECT_EQ(FindAction<StopSegment>(plan, 1), nullptr);
                   }},
         Situation{"PassedRungWithoutItsValueIsUnknownNotAVerdict", NoEdit,
                   [](PlannerHarness& h) {
@@ -243,12 +247,13 @@ INSTANTIATE_TEST_SUITE_P(
                     h.Report(1, 1, 0.4);
                     Plan plan = h.PassAndCarry();
                     EXPECT_THAT(plan.unknown, ::testing::ElementsAre(h.model().TrialName(0)));
-                    EXPECT_EQ(CountActions(plan, Action::Kind::kStop), 0);
+                    EXPECT_EQ(CountActions<StopSegment>(plan), 0);
                   }},
         Situation{"PendingTrialIsNeverStoppedForMissingMetrics", NoEdit,
                   [](PlannerHarness& h) {
                     Plan plan = h.Pass();
-                    for (const Action& a : plan.actions) {
+                    for (const Action& action : plan.actions) {
+                      const StartSegment& a = std::get<StartSegment>(action);
                       SegmentStatus pending;
                       pending.trial = h.model().TrialName(a.trial);
                       pending.state = SegmentState::kPending;
@@ -260,7 +265,7 @@ INSTANTIATE_TEST_SUITE_P(
                       h.Advance(60);
                       plan = h.Pass();
                       EXPECT_TRUE(plan.unknown.empty());
-                      EXPECT_EQ(CountActions(plan, Action::Kind::kStop), 0);
+                      EXPECT_EQ(CountActions<StopSegment>(plan), 0);
                     }
                   }},
         Situation{"FailedTrialIsRetriedOnceAsSegmentOneThenFails",
@@ -277,7 +282,7 @@ INSTANTIATE_TEST_SUITE_P(
                     EXPECT_EQ(h.model().trial(0).phase, TrialPhase::kRunning);
                     h.Advance(1);
                     plan = h.PassAndCarry();
-                    const Action* retry = FindAction(plan, Action::Kind::kStart, 0);
+                    const auto* retry = FindAction<StartSegment>(plan, 0);
                     ASSERT_NE(retry, nullptr);
                     EXPECT_EQ(retry->segment, 1);
                     EXPECT_DOUBLE_EQ(FindEvent(plan, Type::kSegmentLaunched)->from, 1);
@@ -293,13 +298,13 @@ INSTANTIATE_TEST_SUITE_P(
                   [](json& j) { j["spec"]["trial"]["maxRetries"] = 0; },
                   [](PlannerHarness& h) {
                     h.PassAndCarry();
-                    h.End(0, 0, SegmentState::kFailed, 0, "Evicted");
+                    h.End(0, 0, SegmentState::kFailed, 0, Reason::kEvicted);
                     Plan plan = h.PassAndCarry();
                     EXPECT_EQ(FindEvent(plan, Type::kSegmentEnded)->reason, "Interrupted");
                     EXPECT_EQ(h.model().trial(0).phase, TrialPhase::kRunning);
                     EXPECT_EQ(h.model().trial(0).failures, 0);
                     plan = h.PassAndCarry();
-                    const Action* again = FindAction(plan, Action::Kind::kStart, 0);
+                    const auto* again = FindAction<StartSegment>(plan, 0);
                     ASSERT_NE(again, nullptr) << "relaunched though maxRetries is 0";
                     EXPECT_EQ(again->segment, 1);
                   }},
@@ -329,8 +334,8 @@ INSTANTIATE_TEST_SUITE_P(
               ASSERT_NE(finished, nullptr);
               EXPECT_EQ(finished->reason, "TooManyFailedTrials");
               EXPECT_EQ(h.model().phase(), SweepPhase::kFailed);
-              EXPECT_NE(FindAction(plan, Action::Kind::kStop, 1), nullptr);
-              EXPECT_EQ(CountActions(plan, Action::Kind::kStart), 0);
+              EXPECT_NE(FindAction<StopSegment>(plan, 1), nullptr);
+              EXPECT_EQ(CountActions<StartSegment>(plan), 0);
               EXPECT_EQ(FindCondition(plan, "Progressing")->reason, "Failed");
               EXPECT_THAT(FindCondition(plan, "Progressing")->message, HasSubstr("1 trials failed"))
                   << "the finish's message, not the stop decided after it";
@@ -362,11 +367,11 @@ INSTANTIATE_TEST_SUITE_P(
                     ASSERT_EQ(h.model().trial(1).phase, TrialPhase::kRunning);
                     Plan plan = h.PassAndCarry();
                     EXPECT_EQ(h.model().phase(), SweepPhase::kFailed);
-                    EXPECT_EQ(CountActions(plan, Action::Kind::kStart), 0) << "no retry";
+                    EXPECT_EQ(CountActions<StartSegment>(plan), 0) << "no retry";
                     EXPECT_EQ(h.model().trial(1).phase, TrialPhase::kStopped);
                     EXPECT_EQ(h.model().trial(1).reason, "SweepFinished");
                     // Trial 2 took trial 0's slot; it is stopped, and its end recorded next pass.
-                    EXPECT_NE(FindAction(plan, Action::Kind::kStop, 2), nullptr);
+                    EXPECT_NE(FindAction<StopSegment>(plan, 2), nullptr);
                     h.Advance(1);
                     h.PassAndCarry();
                     EXPECT_EQ(h.model().count(TrialPhase::kRunning), 0)
@@ -391,7 +396,7 @@ INSTANTIATE_TEST_SUITE_P(
                               h.model().TrialName(0) +
                                   ": 0/1 nodes are available: 1 Insufficient nvidia.com/gpu. "
                                   "(and 1 more held up)");
-                    EXPECT_EQ(CountActions(plan, Action::Kind::kStop), 0)
+                    EXPECT_EQ(CountActions<StopSegment>(plan), 0)
                         << "a pending trial costs nothing and is not given up on";
                   }},
         Situation{"AFailedTrainersLastLinesAreRecordedWithItsEnd",
@@ -467,7 +472,7 @@ INSTANTIATE_TEST_SUITE_P(
                     h.Report(1, 1, 0.4);
                     h.PassAndCarry();
                     h.Advance(10);  // trial 0 reaches its 18 s share: the backend ends it
-                    h.End(0, 0, SegmentState::kFailed, 137, "DeadlineExceeded");
+                    h.End(0, 0, SegmentState::kFailed, 137, Reason::kDeadlineExceeded);
                     Plan plan = h.PassAndCarry();
                     const Event* finished = FindEvent(plan, Type::kSweepFinished);
                     ASSERT_NE(finished, nullptr);
@@ -487,8 +492,9 @@ INSTANTIATE_TEST_SUITE_P(
                     // stop each trial as it starts. The first trial gets 30 + 5 s; the second
                     // does not fit in what is left.
                     Plan plan = h.Pass();
-                    ASSERT_EQ(CountActions(plan, Action::Kind::kStart), 1);
-                    EXPECT_DOUBLE_EQ(plan.actions.front().deadline, h.now() + 35);
+                    ASSERT_EQ(CountActions<StartSegment>(plan), 1);
+                    EXPECT_DOUBLE_EQ(std::get<StartSegment>(plan.actions.front()).deadline,
+                                     h.now() + 35);
                     ASSERT_EQ(plan.denials.size(), 1u);
                     EXPECT_DOUBLE_EQ(plan.denials.front().requested_device_seconds, 35);
                   }},
@@ -508,12 +514,12 @@ INSTANTIATE_TEST_SUITE_P(
                     replay.Advance(h.now() - replay.now());
                     EXPECT_EQ(replay.model().trial_count(), 2);
                     Plan plan = replay.PassAndCarry();
-                    EXPECT_EQ(CountActions(plan, Action::Kind::kStart), 0);
+                    EXPECT_EQ(CountActions<StartSegment>(plan), 0);
                     ASSERT_FALSE(plan.denials.empty());
                     EXPECT_DOUBLE_EQ(plan.denials.front().remaining_device_seconds, 0);
                     EXPECT_EQ(replay.model().phase(), SweepPhase::kBudgetExhausted);
                     // Under the original budget the same state starts new trials.
-                    EXPECT_EQ(CountActions(h.PassAndCarry(), Action::Kind::kStart), 2);
+                    EXPECT_EQ(CountActions<StartSegment>(h.PassAndCarry()), 2);
                   }},
         Situation{"CrashAfterJournalingReissuesTheStartWithoutANewTrial", NoEdit,
                   [](PlannerHarness& h) {
@@ -521,11 +527,13 @@ INSTANTIATE_TEST_SUITE_P(
                     h.Advance(3);
                     Plan plan = h.Pass();
                     EXPECT_TRUE(plan.events.empty());
-                    ASSERT_EQ(CountActions(plan, Action::Kind::kStart), 2);
+                    ASSERT_EQ(CountActions<StartSegment>(plan), 2);
                     for (size_t i = 0; i < 2; ++i) {
-                      EXPECT_EQ(plan.actions[i].trial, first.actions[i].trial);
-                      EXPECT_EQ(plan.actions[i].segment, first.actions[i].segment);
-                      EXPECT_DOUBLE_EQ(plan.actions[i].deadline, first.actions[i].deadline);
+                      const StartSegment& again = std::get<StartSegment>(plan.actions[i]);
+                      const StartSegment& journaled = std::get<StartSegment>(first.actions[i]);
+                      EXPECT_EQ(again.trial, journaled.trial);
+                      EXPECT_EQ(again.segment, journaled.segment);
+                      EXPECT_DOUBLE_EQ(again.deadline, journaled.deadline);
                     }
                     EXPECT_EQ(h.model().trial_count(), 2);
                   }},
@@ -533,7 +541,8 @@ INSTANTIATE_TEST_SUITE_P(
                   [](json& j) { j["spec"]["scheduler"]["mode"] = "pause"; },
                   [](PlannerHarness& h) {
                     Plan plan = h.PassAndCarry();
-                    EXPECT_DOUBLE_EQ(plan.actions[0].until, 1);  // pause mode runs to a milestone
+                    EXPECT_DOUBLE_EQ(std::get<StartSegment>(plan.actions[0]).until,
+                                     1);  // pause mode runs to a milestone
                     h.Advance(10);
                     h.Report(0, 1, 0.5);
                     h.Report(1, 1, 0.9);
@@ -603,7 +612,7 @@ INSTANTIATE_TEST_SUITE_P(
               EXPECT_EQ(promoted->trial, 1);
               EXPECT_EQ(promoted->rung, 0);
               EXPECT_THAT(promoted->message, HasSubstr("to epochs 9 while the budget covers it"));
-              const Action* resume = FindAction(plan, Action::Kind::kStart, 1);
+              const auto* resume = FindAction<StartSegment>(plan, 1);
               ASSERT_NE(resume, nullptr);
               EXPECT_DOUBLE_EQ(resume->until, 9);
               EXPECT_DOUBLE_EQ(resume->deadline, h.now() + 130);  // its whole run, not one rung
@@ -670,15 +679,15 @@ class WhereDeadlinesOnlyShrink : public ::testing::Test {
 // A segment reserves its whole run at launch, and its deadline moves only earlier.
 TEST_F(WhereDeadlinesOnlyShrink, ASegmentReservesItsWholeRunAndIsNeverExtended) {
   Plan plan = h.PassAndCarry();
-  ASSERT_EQ(CountActions(plan, Action::Kind::kStart), 2);
-  double first_deadline = plan.actions[0].deadline;
+  ASSERT_EQ(CountActions<StartSegment>(plan), 2);
+  double first_deadline = std::get<StartSegment>(plan.actions[0]).deadline;
   EXPECT_DOUBLE_EQ(first_deadline, h.now() + 1800);  // an equal share, as without the option
 
   // Trial 0 reports epoch 1 after 10 s: its own pace says it needs far less; the deadline shrinks.
   h.Advance(10);
   h.Report(0, 1, 0.8);
   plan = h.PassAndCarry();
-  const Action* shrink = FindAction(plan, Action::Kind::kSetDeadline, 0);
+  const auto* shrink = FindAction<SetDeadline>(plan, 0);
   ASSERT_NE(shrink, nullptr);
   EXPECT_LT(shrink->deadline, first_deadline);
   // The whole run to epoch 9 is covered, not just the next rung: 8 epochs at 10 s, with margin.
@@ -688,7 +697,7 @@ TEST_F(WhereDeadlinesOnlyShrink, ASegmentReservesItsWholeRunAndIsNeverExtended) 
   h.Advance(shrink->deadline - h.now() - 1);
   for (int i = 0; i < 3; ++i) {
     plan = h.PassAndCarry();
-    const Action* move = FindAction(plan, Action::Kind::kSetDeadline, 0);
+    const auto* move = FindAction<SetDeadline>(plan, 0);
     EXPECT_TRUE(move == nullptr || move->deadline <= shrink->deadline)
         << "deadline moved later, to " << move->deadline;
     h.Advance(0.3);
@@ -699,7 +708,7 @@ TEST_F(WhereDeadlinesOnlyShrink, ASegmentReservesItsWholeRunAndIsNeverExtended) 
   plan = h.PassAndCarry();
   h.Advance(1);
   plan = h.PassAndCarry();
-  const Action* start = FindAction(plan, Action::Kind::kStart, 2);
+  const auto* start = FindAction<StartSegment>(plan, 2);
   ASSERT_NE(start, nullptr);
   EXPECT_GE(start->deadline - h.now(), 9 * 10 * 1.25);
 }
@@ -714,7 +723,7 @@ TEST_F(WhereDeadlinesOnlyShrink, ThePaceIsTakenFromTheSegmentsStart) {
   // Epoch 2 comes 2 s after epoch 1 was seen: 6 s per epoch from the start, 2 s since the rung.
   h.Advance(2);
   h.observed().metrics[h.model().TrialName(0)].resource_completed = 2;
-  const Action* shrink = FindAction(h.PassAndCarry(), Action::Kind::kSetDeadline, 0);
+  const auto* shrink = FindAction<SetDeadline>(h.PassAndCarry(), 0);
   ASSERT_NE(shrink, nullptr);
   EXPECT_GE(shrink->deadline - h.now(), 7 * 6 * 1.25 + 30);
 }

@@ -25,7 +25,7 @@ struct ProbeEndRow {
   std::string name;
   bool measured;
   SegmentState state;
-  std::string backend_reason;
+  Reason backend_reason;
   std::string want_reason;
   std::string message_has;
 };
@@ -63,16 +63,16 @@ TEST_P(ProbeEndTable, ReadsTheProbesEndAndChargesItsRun) {
 INSTANTIATE_TEST_SUITE_P(
     Rows, ProbeEndTable,
     ::testing::Values(
-        ProbeEndRow{"MeasuredEndsAsPlanned", true, SegmentState::kFailed, "Stopped", "", ""},
-        ProbeEndRow{"StoppedBeforeMeasuringIsInterrupted", false, SegmentState::kFailed, "Stopped",
-                    "Interrupted", "probed again"},
-        ProbeEndRow{"EvictedBeforeMeasuringIsInterrupted", false, SegmentState::kFailed, "Evicted",
-                    "Interrupted", "probed again"},
+        ProbeEndRow{"MeasuredEndsAsPlanned", true, SegmentState::kFailed, Reason::kStopped, "", ""},
+        ProbeEndRow{"StoppedBeforeMeasuringIsInterrupted", false, SegmentState::kFailed,
+                    Reason::kStopped, "Interrupted", "probed again"},
+        ProbeEndRow{"EvictedBeforeMeasuringIsInterrupted", false, SegmentState::kFailed,
+                    Reason::kEvicted, "Interrupted", "probed again"},
         ProbeEndRow{"DeadlineFirstIsDeadlineExceeded", false, SegmentState::kFailed,
-                    "DeadlineExceeded", "DeadlineExceeded", "maxBudgetFraction"},
-        ProbeEndRow{"ExitedWithoutFiguresIsMetricsMissing", false, SegmentState::kSucceeded, "",
-                    "MetricsMissing", "without reporting its probe figures"},
-        ProbeEndRow{"AFailureIsAnErrorWithItsOutput", false, SegmentState::kFailed, "Error",
+                    Reason::kDeadlineExceeded, "DeadlineExceeded", "maxBudgetFraction"},
+        ProbeEndRow{"ExitedWithoutFiguresIsMetricsMissing", false, SegmentState::kSucceeded,
+                    Reason::kNone, "MetricsMissing", "without reporting its probe figures"},
+        ProbeEndRow{"AFailureIsAnErrorWithItsOutput", false, SegmentState::kFailed, Reason::kError,
                     "Error", "exited with code 1"}),
     [](const ::testing::TestParamInfo<ProbeEndRow>& row) { return row.param.name; });
 
@@ -90,7 +90,7 @@ TEST(ReconcileProbes, LaunchesTheFirstProbeWithinItsShareOfTheBudget) {
   EXPECT_DOUBLE_EQ(launched.deadline, 1000 + 180);
   EXPECT_DOUBLE_EQ(phase.admitted.ledger.reserved(), 180);
   ASSERT_EQ(phase.admitted.part.actions.size(), 1u);
-  EXPECT_TRUE(phase.admitted.part.actions[0].probe);
+  EXPECT_TRUE(std::holds_alternative<StartProbe>(phase.admitted.part.actions[0]));
   EXPECT_FALSE(phase.decided.has_value());
   EXPECT_FALSE(phase.finish.has_value());
 }

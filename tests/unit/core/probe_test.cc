@@ -50,7 +50,7 @@ Plan ProbeOnce(PlannerHarness& h, double samples_per_second, double data_wait_ra
   h.ReportProbe(samples_per_second, data_wait_ratio);
   Plan measured = h.PassAndCarry();
   EXPECT_EQ(CountEvents(measured, Type::kProbeMeasured), 1);
-  EXPECT_EQ(CountActions(measured, Action::Kind::kStop), 1);
+  EXPECT_EQ(CountActions<StopProbe>(measured), 1);
   h.Advance(0.5);
   Plan ended = h.PassAndCarry();
   EXPECT_EQ(CountEvents(ended, Type::kProbeEnded), 1);
@@ -72,8 +72,10 @@ INSTANTIATE_TEST_SUITE_P(
                     EXPECT_EQ(h.model().phase(), SweepPhase::kProbing);
                     EXPECT_EQ(CountEvents(plan, Type::kTrialCreated), 0);
                     ASSERT_EQ(plan.actions.size(), 1u);
-                    EXPECT_TRUE(plan.actions[0].probe);
-                    EXPECT_DOUBLE_EQ(plan.actions[0].deadline, h.now() + 180);
+                    const auto* start = std::get_if<StartProbe>(&plan.actions[0]);
+                    ASSERT_NE(start, nullptr);
+                    EXPECT_EQ(start->probe, 0);
+                    EXPECT_DOUBLE_EQ(start->deadline, h.now() + 180);
                     EXPECT_TRUE(h.model().probes().at(0).settings.empty());
                     EXPECT_EQ(FindCondition(plan, "Progressing")->reason, "Probing");
                     EXPECT_EQ(FindCondition(plan, "ThroughputBelowTarget")->status, "Unknown");
@@ -105,8 +107,8 @@ INSTANTIATE_TEST_SUITE_P(
                     EXPECT_EQ(h.model().phase(), SweepPhase::kRunning);
                     plan = h.PassAndCarry();
                     EXPECT_EQ(CountEvents(plan, Type::kTrialCreated), 2);
-                    EXPECT_EQ(CountActions(plan, Action::Kind::kStart), 2);
-                    for (const Action& a : plan.actions) EXPECT_FALSE(a.probe);
+                    EXPECT_EQ(CountActions<StartSegment>(plan), 2);
+                    EXPECT_EQ(CountActions<StartProbe>(plan), 0);
                     // Probing was charged: 4 s per probe (measured, then stopped), five probes.
                     json status = BuildStatus(h.model(), Ledger(3600), json::array());
                     EXPECT_EQ(status["phase"], "Running");
@@ -161,7 +163,8 @@ INSTANTIATE_TEST_SUITE_P(
                     ProbeOnce(h, 1000, 0.4, 80);
                     Plan second = ProbeOnce(h, 1500, 0.1, 80);
                     // What the first left: 100 s from its launch (80.5 s ago).
-                    EXPECT_DOUBLE_EQ(second.actions.at(0).deadline, h.now() - 80.5 + 100);
+                    EXPECT_DOUBLE_EQ(std::get<StartProbe>(second.actions.at(0)).deadline,
+                                     h.now() - 80.5 + 100);
                     Plan plan = h.PassAndCarry();
                     const Event* decided = FindEvent(plan, Type::kThroughputDecided);
                     ASSERT_NE(decided, nullptr);
@@ -180,7 +183,7 @@ INSTANTIATE_TEST_SUITE_P(
                     ProbeOnce(h, 1000, 0.4);
                     h.PassAndCarry();  // workers 0
                     h.Advance(3);
-                    h.ExitProbe(SegmentState::kFailed, 2, "Error");
+                    h.ExitProbe(SegmentState::kFailed, 2, Reason::kError);
                     Plan plan = h.PassAndCarry();
                     const Event* ended = FindEvent(plan, Type::kProbeEnded);
                     ASSERT_NE(ended, nullptr);
@@ -205,7 +208,7 @@ INSTANTIATE_TEST_SUITE_P(
                   [](PlannerHarness& h) {
                     h.PassAndCarry();
                     h.Advance(3);
-                    h.ExitProbe(SegmentState::kSucceeded, 0, "");
+                    h.ExitProbe(SegmentState::kSucceeded, 0, Reason::kNone);
                     Plan plan = h.PassAndCarry();
                     EXPECT_EQ(FindEvent(plan, Type::kProbeEnded)->reason, "MetricsMissing");
                   }},
@@ -213,7 +216,7 @@ INSTANTIATE_TEST_SUITE_P(
                   [](PlannerHarness& h) {
                     h.PassAndCarry();
                     h.Advance(2);
-                    h.ExitProbe(SegmentState::kFailed, 143, "Stopped");
+                    h.ExitProbe(SegmentState::kFailed, 143, Reason::kStopped);
                     Plan plan = h.PassAndCarry();
                     EXPECT_EQ(FindEvent(plan, Type::kProbeEnded)->reason, "Interrupted");
                     plan = h.PassAndCarry();
@@ -228,15 +231,15 @@ INSTANTIATE_TEST_SUITE_P(
                     ASSERT_EQ(CountEvents(plan, Type::kProbeLaunched), 1);
                     plan = h.PassAndCarry();
                     EXPECT_TRUE(plan.events.empty());
-                    ASSERT_EQ(CountActions(plan, Action::Kind::kStart), 1);
-                    EXPECT_TRUE(plan.actions[0].probe);
+                    ASSERT_EQ(plan.actions.size(), 1u);
+                    EXPECT_TRUE(std::holds_alternative<StartProbe>(plan.actions[0]));
                     h.Advance(4);
                     h.ReportProbe(1000, 0.3);
                     plan = h.Pass();  // measured and journaled; the stop was lost
                     EXPECT_EQ(CountEvents(plan, Type::kProbeMeasured), 1);
                     plan = h.PassAndCarry();
                     EXPECT_TRUE(plan.events.empty());
-                    EXPECT_EQ(CountActions(plan, Action::Kind::kStop), 1);
+                    EXPECT_EQ(CountActions<StopProbe>(plan), 1);
                   }},
         Situation{"TooLittleBudgetForAnyProbeDecidesNothingMeasured",
                   [](json& j) { j["spec"]["throughput"]["maxBudgetFraction"] = 0.001; },

@@ -11,8 +11,10 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
+#include "base/overloaded.h"
 #include "operator/core/planner.h"
 #include "operator/core/random.h"
 #include "operator/core/sweep_model.h"
@@ -87,44 +89,56 @@ class SimBackend {
       : h_(h), o_(o), result_(result), rng_(MixSeed(o.seed, 77)) {}
 
   void Carry(const Plan& plan) {
-    for (const Action& a : plan.actions) {
-      const std::string name = h_.model().TrialName(a.trial);
-      auto key = std::make_pair(name, a.segment);
-      if (a.kind == Action::Kind::kStart) {
-        if (h_.observed().segments.contains(key)) continue;  // Start is idempotent
-        for (const auto& [k, run] : runs_) {
-          if (k.first == name && !run.ended) {
-            result_.violations.push_back(name + " launched while segment " +
-                                         std::to_string(k.second) + " is live");
-          }
-        }
-        Run run;
-        run.trial = a.trial;
-        run.progress = h_.model().trial(a.trial).progress();
-        run.until = a.until;
-        run.seconds_per_unit =
-            4 + 4 * Random(MixSeed(o_.seed, static_cast<uint64_t>(a.trial))).Uniform();
-        run.pending_until = h_.now() + std::floor(rng_.Uniform() * 3);
-        if (rng_.Uniform() < o_.crash_probability) {
-          // Half of the crashes hit while training, half at the exit after the last report
-          // (a checkpoint that could not be written).
-          double u = rng_.Uniform();
-          run.crash_at = u < 0.5 ? run.progress + (a.until - run.progress) * 2 * u : a.until;
-        }
-        runs_[key] = run;
-        SegmentStatus s;
-        s.trial = name;
-        s.segment = a.segment;
-        s.devices = o_.gpus;
-        s.deadline_unix_seconds = a.deadline;
-        h_.observed().segments[key] = s;
-      } else if (a.kind == Action::Kind::kStop) {
-        auto it = runs_.find(key);
-        if (it != runs_.end() && !it->second.stop_at) it->second.stop_at = h_.now() + 1;
-      } else {
-        h_.observed().segments.at(key).deadline_unix_seconds = a.deadline;
+    for (const Action& action : plan.actions) {
+      std::visit(Overloaded{[&](const StartSegment& a) { Start(a); },
+                            [&](const StopSegment& a) {
+                              auto it = runs_.find({h_.model().TrialName(a.trial), a.segment});
+                              if (it != runs_.end() && !it->second.stop_at) {
+                                it->second.stop_at = h_.now() + 1;
+                              }
+                            },
+                            [&](const SetDeadline& a) {
+                              h_.observed()
+                                  .segments.at({h_.model().TrialName(a.trial), a.segment})
+                                  .deadline_unix_seconds = a.deadline;
+                            },
+                            [&](const auto&) {
+                              result_.violations.push_back("a probe action; nothing probes here");
+                            }},
+                 action);
+    }
+  }
+
+  void Start(const StartSegment& a) {
+    const std::string name = h_.model().TrialName(a.trial);
+    auto key = std::make_pair(name, a.segment);
+    if (h_.observed().segments.contains(key)) return;  // Start is idempotent
+    for (const auto& [k, run] : runs_) {
+      if (k.first == name && !run.ended) {
+        result_.violations.push_back(name + " launched while segment " + std::to_string(k.second) +
+                                     " is live");
       }
     }
+    Run run;
+    run.trial = a.trial;
+    run.progress = h_.model().trial(a.trial).progress();
+    run.until = a.until;
+    run.seconds_per_unit =
+        4 + 4 * Random(MixSeed(o_.seed, static_cast<uint64_t>(a.trial))).Uniform();
+    run.pending_until = h_.now() + std::floor(rng_.Uniform() * 3);
+    if (rng_.Uniform() < o_.crash_probability) {
+      // Half of the crashes hit while training, half at the exit after the last report
+      // (a checkpoint that could not be written).
+      double u = rng_.Uniform();
+      run.crash_at = u < 0.5 ? run.progress + (a.until - run.progress) * 2 * u : a.until;
+    }
+    runs_[key] = run;
+    SegmentStatus s;
+    s.trial = name;
+    s.segment = a.segment;
+    s.devices = o_.gpus;
+    s.deadline_unix_seconds = a.deadline;
+    h_.observed().segments[key] = s;
   }
 
   // Moves the clock on by `dt` seconds, running every live segment.
@@ -137,11 +151,11 @@ class SimBackend {
       SegmentStatus& s = h_.observed().segments.at(key);
       if (!s.started_unix_seconds) {
         if (now >= s.deadline_unix_seconds) {
-          End(run, s, now, SegmentState::kFailed, 137, "DeadlineExceeded");
+          End(run, s, now, SegmentState::kFailed, 137, Reason::kDeadlineExceeded);
           continue;
         }
         if (run.stop_at) {
-          End(run, s, now, SegmentState::kFailed, 143, "Stopped");
+          End(run, s, now, SegmentState::kFailed, 143, Reason::kStopped);
           continue;
         }
         if (now < run.pending_until) {
@@ -170,13 +184,13 @@ class SimBackend {
       run.progress = reach;
       run.last_tick = end;
       if (crashed) {
-        End(run, s, finish_at, SegmentState::kFailed, 1, "Error");
+        End(run, s, finish_at, SegmentState::kFailed, 1, Reason::kError);
       } else if (reach >= run.until) {
-        End(run, s, finish_at, SegmentState::kSucceeded, 0, "");
+        End(run, s, finish_at, SegmentState::kSucceeded, 0, Reason::kNone);
       } else if (run.stop_at && end >= *run.stop_at) {
-        End(run, s, end, SegmentState::kFailed, 143, "Stopped");
+        End(run, s, end, SegmentState::kFailed, 143, Reason::kStopped);
       } else if (end >= s.deadline_unix_seconds) {
-        End(run, s, end, SegmentState::kFailed, 137, "DeadlineExceeded");
+        End(run, s, end, SegmentState::kFailed, 137, Reason::kDeadlineExceeded);
         ++deadline_kills_;
       } else {
         ++live;
@@ -233,7 +247,7 @@ class SimBackend {
   }
 
   void End(Run& run, SegmentStatus& s, double at, SegmentState state, int exit_code,
-           const std::string& reason) {
+           Reason reason) {
     run.ended = true;
     s.state = state;
     s.exit_code = exit_code;

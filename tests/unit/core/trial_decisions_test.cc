@@ -22,7 +22,7 @@ struct EndRow {
   std::string name;
   SegmentState state;
   std::optional<int> exit_code;
-  std::string backend_reason;
+  Reason backend_reason;
   bool stop_requested;
   bool reported_at_until;  // the trial's value at the segment's end (epoch 3) is recorded
   Reason want;
@@ -54,33 +54,33 @@ TEST_P(EndOfTable, ReadsTheSegmentsEndAsTheBackendShowsIt) {
 
 INSTANTIATE_TEST_SUITE_P(
     Rows, EndOfTable,
-    ::testing::Values(EndRow{"SucceededWithItsValueEndsAsPlanned", SegmentState::kSucceeded, 0, "",
-                             false, true, Reason::kNone, ""},
-                      EndRow{"SucceededWithoutItsValueIsMetricsMissing", SegmentState::kSucceeded,
-                             0, "", false, false, Reason::kMetricsMissing,
-                             "exited at epochs 3 without reporting"},
-                      EndRow{"SucceededWithoutItsValueAfterAStopEndsAsPlanned",
-                             SegmentState::kSucceeded, 0, "", true, false, Reason::kNone, ""},
-                      EndRow{"ExitCodeThreeIsDiverged", SegmentState::kFailed, 3, "Error", false,
-                             false, Reason::kDiverged, "non-finite loss (exit code 3)"},
-                      EndRow{"DeadlineExceededStaysDeadlineExceeded", SegmentState::kFailed, 137,
-                             "DeadlineExceeded", false, false, Reason::kDeadlineExceeded,
-                             "reserved share of the budget"},
-                      EndRow{"AnEvictionIsAnInterruption", SegmentState::kFailed, std::nullopt,
-                             "Evicted", false, false, Reason::kInterrupted, "refused or evicted"},
-                      EndRow{"AnEvictionOfAStoppedTrialIsRecordedAsSuch", SegmentState::kFailed,
-                             143, "Evicted", true, false, Reason::kEvicted, "exited with code 143"},
-                      EndRow{"AStopFromOutsideIsAnInterruption", SegmentState::kFailed, 143,
-                             "Stopped", false, false, Reason::kInterrupted,
-                             "stopped from outside the sweep"},
-                      EndRow{"AStopTheSweepAskedForIsStoppedWithItsMessage", SegmentState::kFailed,
-                             143, "Stopped", true, false, Reason::kStopped, "the sweep stopped it"},
-                      EndRow{"AnErrorNamesItsExitCode", SegmentState::kFailed, 1, "Error", false,
-                             false, Reason::kError, "exited with code 1"},
-                      EndRow{"ALostSegmentStaysLost", SegmentState::kFailed, std::nullopt, "Lost",
-                             false, false, Reason::kLost, "ended without an exit code"},
-                      EndRow{"AFailureWithoutAReasonIsAnError", SegmentState::kFailed, 2, "", false,
-                             false, Reason::kError, "exited with code 2"}),
+    ::testing::Values(
+        EndRow{"SucceededWithItsValueEndsAsPlanned", SegmentState::kSucceeded, 0, Reason::kNone,
+               false, true, Reason::kNone, ""},
+        EndRow{"SucceededWithoutItsValueIsMetricsMissing", SegmentState::kSucceeded, 0,
+               Reason::kNone, false, false, Reason::kMetricsMissing,
+               "exited at epochs 3 without reporting"},
+        EndRow{"SucceededWithoutItsValueAfterAStopEndsAsPlanned", SegmentState::kSucceeded, 0,
+               Reason::kNone, true, false, Reason::kNone, ""},
+        EndRow{"ExitCodeThreeIsDiverged", SegmentState::kFailed, 3, Reason::kError, false, false,
+               Reason::kDiverged, "non-finite loss (exit code 3)"},
+        EndRow{"DeadlineExceededStaysDeadlineExceeded", SegmentState::kFailed, 137,
+               Reason::kDeadlineExceeded, false, false, Reason::kDeadlineExceeded,
+               "reserved share of the budget"},
+        EndRow{"AnEvictionIsAnInterruption", SegmentState::kFailed, std::nullopt, Reason::kEvicted,
+               false, false, Reason::kInterrupted, "refused or evicted"},
+        EndRow{"AnEvictionOfAStoppedTrialIsRecordedAsSuch", SegmentState::kFailed, 143,
+               Reason::kEvicted, true, false, Reason::kEvicted, "exited with code 143"},
+        EndRow{"AStopFromOutsideIsAnInterruption", SegmentState::kFailed, 143, Reason::kStopped,
+               false, false, Reason::kInterrupted, "stopped from outside the sweep"},
+        EndRow{"AStopTheSweepAskedForIsStoppedWithItsMessage", SegmentState::kFailed, 143,
+               Reason::kStopped, true, false, Reason::kStopped, "the sweep stopped it"},
+        EndRow{"AnErrorNamesItsExitCode", SegmentState::kFailed, 1, Reason::kError, false, false,
+               Reason::kError, "exited with code 1"},
+        EndRow{"ALostSegmentStaysLost", SegmentState::kFailed, std::nullopt, Reason::kLost, false,
+               false, Reason::kLost, "ended without an exit code"},
+        EndRow{"AFailureWithoutAReasonIsAnError", SegmentState::kFailed, 2, Reason::kNone, false,
+               false, Reason::kError, "exited with code 2"}),
     [](const ::testing::TestParamInfo<EndRow>& row) { return row.param.name; });
 
 TEST(SegmentEndEvent, KeepsTheTrainersOutputOnlyWhenTheTrainerFailed) {
@@ -96,7 +96,7 @@ TEST(SegmentEndEvent, KeepsTheTrainersOutputOnlyWhenTheTrainerFailed) {
   SegmentStatus st;
   st.state = SegmentState::kFailed;
   st.exit_code = 1;
-  st.reason = "Error";
+  st.reason = Reason::kError;
   st.output_tail = "Traceback: out of memory";
   st.started_unix_seconds = 100;
   st.finished_unix_seconds = 400;
@@ -111,7 +111,7 @@ TEST(SegmentEndEvent, KeepsTheTrainersOutputOnlyWhenTheTrainerFailed) {
   EXPECT_DOUBLE_EQ(e.finished, 400);
   EXPECT_EQ(e.devices, 1) << "a CPU segment is charged one device";
 
-  st.reason = "DeadlineExceeded";
+  st.reason = Reason::kDeadlineExceeded;
   EXPECT_EQ(SegmentEndEvent(in, t, seg, st).output, "");
 }
 
@@ -210,9 +210,10 @@ TEST(StopTrial, RecordsTheStopAndStopsALiveSegmentWithTheSameReason) {
   EXPECT_EQ(live.events[0].type, Event::Type::kTrialStopped);
   EXPECT_EQ(live.events[0].reason, "RungCutoff");
   ASSERT_EQ(live.actions.size(), 1u);
-  EXPECT_EQ(live.actions[0].kind, Action::Kind::kStop);
-  EXPECT_EQ(live.actions[0].segment, 1);
-  EXPECT_EQ(live.actions[0].reason, "RungCutoff");
+  const auto* stop = std::get_if<StopSegment>(&live.actions[0]);
+  ASSERT_NE(stop, nullptr);
+  EXPECT_EQ(stop->segment, 1);
+  EXPECT_EQ(stop->reason, "RungCutoff");
   EXPECT_TRUE(StopTrial(in, t, Reason::kSweepFinished, "", false).actions.empty());
 }
 
@@ -268,7 +269,7 @@ TEST(StopEverything, StopsLiveSegmentsAndTrialsWaitingForOne) {
   EXPECT_EQ(part.events[2].type, Event::Type::kTrialStopped);
   EXPECT_EQ(part.events[2].reason, "SweepFinished");
   ASSERT_EQ(part.actions.size(), 1u);
-  EXPECT_EQ(part.actions[0].trial, 0);
+  EXPECT_EQ(std::get<StopSegment>(part.actions[0]).trial, 0);
   EXPECT_EQ(part.occupied, 0);
 }
 

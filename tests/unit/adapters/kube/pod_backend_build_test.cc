@@ -123,7 +123,7 @@ TEST(SegmentStatusOfPodTest, MapsPhasesTimesAndReasons) {
                                                       {"finishedAt", "2024-05-01T12:01:40Z"}}}};
   std::optional<SegmentStatus> failed = SegmentStatusOfPod(pod, 9400);
   EXPECT_EQ(failed->state, SegmentState::kFailed);
-  EXPECT_EQ(failed->reason, "Error");
+  EXPECT_EQ(failed->reason, Reason::kError);
   EXPECT_EQ(failed->exit_code, 137);
   EXPECT_EQ(*failed->finished_unix_seconds - *failed->started_unix_seconds, 100);
   EXPECT_EQ(failed->output_tail, "") << "no termination message";
@@ -132,9 +132,9 @@ TEST(SegmentStatusOfPodTest, MapsPhasesTimesAndReasons) {
   EXPECT_EQ(SegmentStatusOfPod(pod, 9400)->output_tail,
             "loading\nTraceback\nRuntimeError: CUDA out of memory");
   pod["metadata"]["annotations"]["budgetsweep.dev/stopped"] = "true";
-  EXPECT_EQ(SegmentStatusOfPod(pod, 9400)->reason, "Stopped");
+  EXPECT_EQ(SegmentStatusOfPod(pod, 9400)->reason, Reason::kStopped);
   pod["status"]["reason"] = "DeadlineExceeded";
-  EXPECT_EQ(SegmentStatusOfPod(pod, 9400)->reason, "DeadlineExceeded");
+  EXPECT_EQ(SegmentStatusOfPod(pod, 9400)->reason, Reason::kDeadlineExceeded);
   // Refused or evicted by the node: not the trainer's failure.
   Json refused = pod;
   refused["metadata"]["annotations"].erase("budgetsweep.dev/stopped");
@@ -142,11 +142,11 @@ TEST(SegmentStatusOfPodTest, MapsPhasesTimesAndReasons) {
                        {"reason", "OutOfnvidia.com/gpu"},
                        {"message", "Pod was rejected: Node didn't have enough resource"}};
   EXPECT_EQ(SegmentStatusOfPod(refused, 9400)->state, SegmentState::kFailed);
-  EXPECT_EQ(SegmentStatusOfPod(refused, 9400)->reason, "Evicted");
+  EXPECT_EQ(SegmentStatusOfPod(refused, 9400)->reason, Reason::kEvicted);
   EXPECT_FALSE(SegmentStatusOfPod(refused, 9400)->started_unix_seconds) << "never ran: no charge";
   for (const char* reason : {"Evicted", "UnexpectedAdmissionError"}) {
     refused["status"]["reason"] = reason;
-    EXPECT_EQ(SegmentStatusOfPod(refused, 9400)->reason, "Evicted") << reason;
+    EXPECT_EQ(SegmentStatusOfPod(refused, 9400)->reason, Reason::kEvicted) << reason;
   }
 
   Json deleted_before_start = pod;
@@ -155,7 +155,7 @@ TEST(SegmentStatusOfPodTest, MapsPhasesTimesAndReasons) {
   deleted_before_start["metadata"]["deletionGracePeriodSeconds"] = 0;
   std::optional<SegmentStatus> never_ran = SegmentStatusOfPod(deleted_before_start, 9400);
   EXPECT_EQ(never_ran->state, SegmentState::kFailed);
-  EXPECT_EQ(never_ran->reason, "Stopped");
+  EXPECT_EQ(never_ran->reason, Reason::kStopped);
   EXPECT_FALSE(never_ran->started_unix_seconds) << "a pending pod costs nothing";
 
   EXPECT_FALSE(SegmentStatusOfPod(Json{{"metadata", {{"name", "other"}}}}, 9400));

@@ -20,14 +20,10 @@ SweepController::SweepController(const SweepSpec& spec, TrialBackend* backend,
       metric_reader_(metrics, clock, metric_reads) {}
 
 Status SweepController::Recover() {
-  StatusOr<std::vector<Event>> events = log_->ReadAll();
-  if (!events.ok()) return events.status();
-  for (const Event& e : *events) {
-    if (Status s = model_.Apply(e); !s.ok()) {
-      return InvalidArgumentError(log_->Describe() + ": " + s.message());
-    }
-  }
-  return OkStatus();
+  return log_->ForEach([this](const Event& e) {
+    Status s = model_.Apply(e);
+    return s.ok() ? s : InvalidArgumentError(log_->Describe() + ": " + s.message());
+  });
 }
 
 Status SweepController::Record(const std::vector<Event>& events) {

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "operator/adapters/kube/config.h"
 #include "operator/adapters/kube/errors.h"
@@ -137,6 +138,36 @@ TEST_F(TrialLogCluster, EventsComeBackInTheOrderTheyWereAppendedAcrossTrialsAndT
   ASSERT_TRUE(again.ok());
   ASSERT_EQ(again->size(), 7u);
   EXPECT_EQ(again->back().type, Event::Type::kTrialStopped);
+}
+
+TEST_F(TrialLogCluster, ForEachHandsOutWhatReadAllReturnsAndStopsAtTheFirstError) {
+  SweepOwner owner = CreateSweep("each");
+  TrialLog log(*client_, ns_, owner, 8);
+  ASSERT_TRUE(log.ReadAll().ok());
+  Event finished = Event::Of(Event::Type::kSweepFinished, 106);
+  finished.phase = SweepPhase::kCompleted;
+  ASSERT_TRUE(log.Append({Created(0, 0.01), Created(1, 0.002)}).ok());
+  ASSERT_TRUE(log.Append({Created(2, 0.03), finished}).ok());
+
+  TrialLog fresh(*client_, ns_, owner, 8);
+  StatusOr<std::vector<Event>> all = fresh.ReadAll();
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  std::vector<std::string> read, handed;
+  for (const Event& e : *all) read.push_back(e.ToJson().dump());
+  ASSERT_TRUE(fresh
+                  .ForEach([&](const Event& e) {
+                    handed.push_back(e.ToJson().dump());
+                    return OkStatus();
+                  })
+                  .ok());
+  EXPECT_EQ(handed, read);
+  EXPECT_EQ(handed.size(), 4u);
+
+  int calls = 0;
+  Status stopped = fresh.ForEach(
+      [&](const Event&) { return ++calls == 2 ? InvalidArgumentError("second") : OkStatus(); });
+  EXPECT_EQ(stopped.message(), "second");
+  EXPECT_EQ(calls, 2);
 }
 
 TEST_F(TrialLogCluster, AStaleWriterAddsItsEventsWithoutLosingTheOthers) {

@@ -1,6 +1,7 @@
 #include "operator/adapters/kube/trial_log.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <utility>
 
 #include "operator/adapters/kube/errors.h"
@@ -50,6 +51,46 @@ Json Merged(const Json& records, const std::vector<Json>& more) {
   return merged;
 }
 
+// Event records in MessagePack, appended to chunks of 1 MiB (a growing buffer would briefly need
+// twice its size), with their sequence numbers.
+class RecordStore {
+ public:
+  void Add(int64_t seq, const Json& record) {
+    std::vector<std::uint8_t> bytes = Json::to_msgpack(record);
+    if (chunks_.empty() || chunks_.back().size() + bytes.size() > kChunkBytes) {
+      chunks_.emplace_back().reserve(std::max(kChunkBytes, bytes.size()));
+    }
+    std::vector<std::uint8_t>& chunk = chunks_.back();
+    index_.push_back({seq, static_cast<uint32_t>(chunks_.size() - 1),
+                      static_cast<uint32_t>(chunk.size()), static_cast<uint32_t>(bytes.size())});
+    chunk.insert(chunk.end(), bytes.begin(), bytes.end());
+  }
+  // Orders the records by sequence number; records of equal numbers keep their order.
+  void SortBySeq() {
+    std::stable_sort(index_.begin(), index_.end(),
+                     [](const Entry& a, const Entry& b) { return a.seq < b.seq; });
+  }
+  size_t size() const { return index_.size(); }
+  int64_t Seq(size_t i) const { return index_[i].seq; }
+  Json Record(size_t i) const {
+    const Entry& e = index_[i];
+    auto first = chunks_[e.chunk].begin() + static_cast<std::ptrdiff_t>(e.offset);
+    return Json::from_msgpack(first, first + static_cast<std::ptrdiff_t>(e.size), true,
+                              /*allow_exceptions=*/false);
+  }
+
+ private:
+  static constexpr size_t kChunkBytes = size_t{1} << 20;
+  struct Entry {
+    int64_t seq;
+    uint32_t chunk;
+    uint32_t offset;
+    uint32_t size;
+  };
+  std::vector<std::vector<std::uint8_t>> chunks_;
+  std::vector<Entry> index_;
+};
+
 }  // namespace
 
 TrialLog::TrialLog(Client& client, std::string ns, SweepOwner owner, size_t cached_trials)
@@ -60,10 +101,24 @@ TrialLog::TrialLog(Client& client, std::string ns, SweepOwner owner, size_t cach
 
 std::string TrialLog::Describe() const { return "budgetsweeptrials of " + ns_ + "/" + owner_.name; }
 
-StatusOr<std::vector<Event>> TrialLog::ReadAll() { return Read(true); }
+StatusOr<std::vector<Event>> TrialLog::ReadAll() { return ReadVector(true); }
 
-StatusOr<std::vector<Event>> TrialLog::Read(bool collect_stale) {
-  std::vector<Json> records;
+StatusOr<std::vector<Event>> TrialLog::ReadVector(bool collect_stale) {
+  std::vector<Event> events;
+  Status read = Read(collect_stale, [&](const Event& e) {
+    events.push_back(e);
+    return OkStatus();
+  });
+  if (!read.ok()) return read;
+  return events;
+}
+
+Status TrialLog::ForEach(const std::function<Status(const Event&)>& apply) {
+  return Read(true, apply);
+}
+
+Status TrialLog::Read(bool collect_stale, const std::function<Status(const Event&)>& apply) {
+  RecordStore records;
   existing_.clear();
   cache_.clear();
   ListOptions list;
@@ -85,8 +140,10 @@ StatusOr<std::vector<Event>> TrialLog::Read(bool collect_stale) {
       int64_t index = object.value("/spec/index"_json_pointer, int64_t{-1});
       if (index < 0) return InvalidArgumentError(Describe() + ": " + name + " has no spec.index");
       existing_.insert(index);
-      for (const Json& r : object.value("/status/events"_json_pointer, Json::array()))
-        records.push_back(r);
+      for (const Json& r : object.value("/status/events"_json_pointer, Json::array())) {
+        if (SeqOf(r) < 0) return InvalidArgumentError(Describe() + ": a record has no seq");
+        records.Add(SeqOf(r), r);
+      }
     }
     list.continue_token = (*page).value("/metadata/continue"_json_pointer, "");
   } while (!list.continue_token.empty());
@@ -94,20 +151,20 @@ StatusOr<std::vector<Event>> TrialLog::Read(bool collect_stale) {
   StatusOr<Json> sweep = client_.Get(kBudgetSweeps, ns_, owner_.name);
   if (!sweep.ok()) return sweep.status();
   sweep_events_ = (*sweep).value("/status/sweepEvents"_json_pointer, Json::array());
-  for (const Json& r : sweep_events_) records.push_back(r);
-
-  std::stable_sort(records.begin(), records.end(),
-                   [](const Json& a, const Json& b) { return SeqOf(a) < SeqOf(b); });
-  std::vector<Event> events;
-  next_seq_ = 0;
-  for (const Json& r : records) {
+  for (const Json& r : sweep_events_) {
     if (SeqOf(r) < 0) return InvalidArgumentError(Describe() + ": a record has no seq");
-    StatusOr<Event> e = Event::FromJson(r);
-    if (!e.ok()) return InvalidArgumentError(Describe() + ": " + e.status().message());
-    events.push_back(std::move(e).value());
-    next_seq_ = SeqOf(r) + 1;
+    records.Add(SeqOf(r), r);
   }
-  return events;
+
+  records.SortBySeq();
+  next_seq_ = 0;
+  for (size_t i = 0; i < records.size(); ++i) {
+    StatusOr<Event> e = Event::FromJson(records.Record(i));
+    if (!e.ok()) return InvalidArgumentError(Describe() + ": " + e.status().message());
+    if (Status s = apply(*e); !s.ok()) return s;
+    next_seq_ = records.Seq(i) + 1;
+  }
+  return OkStatus();
 }
 
 Status TrialLog::Append(const std::vector<Event>& events) {

@@ -2,6 +2,7 @@
 #define BSW_ADAPTERS_KUBE_TRIAL_LOG_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -35,14 +36,19 @@ class TrialLog final : public EventLog {
 
   // Also deletes the records an earlier sweep of the same name left, which would block ours.
   StatusOr<std::vector<Event>> ReadAll() override;
+  // As ReadAll, holding the records listed in MessagePack (a small fraction of their parsed size)
+  // and decoding each only to hand it to `apply`: a restart of a sweep of 20,000 trials never
+  // holds all of its events, parsed, at once.
+  Status ForEach(const std::function<Status(const Event&)>& apply) override;
   // The same events as ReadAll, for readers that write nothing (budgetsweep report): another
   // sweep's records are skipped, not deleted.
-  StatusOr<std::vector<Event>> ReadWithoutCollecting() { return Read(false); }
+  StatusOr<std::vector<Event>> ReadWithoutCollecting() { return ReadVector(false); }
   Status Append(const std::vector<Event>& events) override;
   std::string Describe() const override;
 
  private:
-  StatusOr<std::vector<Event>> Read(bool collect_stale);
+  Status Read(bool collect_stale, const std::function<Status(const Event&)>& apply);
+  StatusOr<std::vector<Event>> ReadVector(bool collect_stale);
   Status WriteTrial(int64_t trial, const std::vector<Json>& records, const Config* params);
   // The trial's object as last written or read: cached, read from the server, or null when it
   // does not exist yet.

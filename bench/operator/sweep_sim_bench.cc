@@ -1,0 +1,304 @@
+// A whole sweep simulated in core, with no controller, backend or cluster: the planner loop as the
+// controller runs it (charge the ledger, record new rung values, plan, journal, act) on a
+// simulated clock, against trials that follow a seeded learning curve, start up to 2 s late and
+// crash now and then (as tests/unit/core/simulation_test.cc does it). One pass every
+// --pass-seconds of simulated time.
+//
+//   sweep_sim_bench --sweep=bench/operator/sweep_20k.yaml --journal-dir=DIR
+//   sweep_sim_bench --sweep=bench/operator/sweep_20k.yaml --trials=1000    a quick look
+//
+// --trials overrides spec.maxTrials (and maxFailedTrials). With --journal-dir the sweep's events
+// are written to DIR/journal.jsonl, as `budgetsweep run` journals them, after the timed part.
+// Prints one JSON object: the sweep's size and outcome, the wall time of the simulation, and the
+// process's peak RSS.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+#include "operator/adapters/yaml/sweep_file.h"
+#include "operator/controller/journal.h"
+#include "operator/core/api.h"
+#include "operator/core/planner.h"
+#include "operator/core/random.h"
+#include "operator/core/sweep_model.h"
+
+namespace bsw {
+namespace {
+
+struct BenchOptions {
+  std::string sweep_file;
+  std::string journal_dir;
+  int trials = 0;  // 0: the file's maxTrials
+  double pass_seconds = 2;
+  double crash_probability = 0.01;  // per segment
+};
+
+// The trainer's objective at `resource`: a saturating curve whose ceiling depends on the learning
+// rate (best near 3e-3), plus per-trial and per-epoch noise.
+double Objective(const Config& params, int64_t trial, double resource, uint64_t seed) {
+  double lr = 1e-3;
+  for (const auto& [name, value] : params) {
+    if (name == "lr") lr = value.get<double>();
+  }
+  Random noise(MixSeed(seed ^ 0x5eed,
+                       static_cast<uint64_t>(trial) * 1000 + static_cast<uint64_t>(resource)));
+  double ceiling = 0.92 - 0.08 * std::pow(std::log10(lr) + 2.5, 2);
+  return ceiling - 0.4 * std::exp(-resource / 6) + 0.01 * (noise.Uniform() - 0.5);
+}
+
+// The sweep, its clock and its simulated trials. Pass() is one controller pass; Advance() moves
+// the clock on, running every live segment as a kubelet would (a deadline kills it).
+class Simulation {
+ public:
+  Simulation(const SweepSpec& spec, const BenchOptions& options)
+      : spec_(spec), model_(spec), options_(options), rng_(MixSeed(spec.seed, 77)) {
+    planner_.deadlines_only_shrink = true;  // as on a cluster
+  }
+
+  Status Pass() {
+    Ledger ledger(spec_.budget_gpu_hours * 3600);
+    std::vector<SegmentStatus> segments;
+    segments.reserve(observed_.segments.size());
+    for (const auto& [key, s] : observed_.segments) segments.push_back(s);
+    ledger.Observe(segments, now_);
+    if (Status s = Record(NewRungValues(model_, observed_, now_)); !s.ok()) return s;
+    Plan plan = ComputePlan(model_, observed_, ledger, now_, planner_);
+    if (Status s = Record(plan.events); !s.ok()) return s;
+    std::set<std::string> unknown(plan.unknown.begin(), plan.unknown.end());
+    std::erase_if(observed_.unknown_since,
+                  [&](const auto& kv) { return !unknown.contains(kv.first); });
+    for (const std::string& name : unknown) observed_.unknown_since.emplace(name, now_);
+    for (const Action& a : plan.actions) Carry(a);
+    // The values of a segment that ended before this pass are recorded now.
+    for (const std::string& name : ended_) observed_.metrics.erase(name);
+    ended_.clear();
+    ++passes_;
+    return OkStatus();
+  }
+
+  void Advance() {
+    now_ += options_.pass_seconds;
+    for (auto it = live_.begin(); it != live_.end();) {
+      Run& run = it->second;
+      SegmentStatus& s = observed_.segments.at(it->first);
+      it = Step(run, s) ? std::next(it) : live_.erase(it);
+    }
+  }
+
+  bool Done() const { return model_.finished() && live_.empty(); }
+  const SweepModel& model() const { return model_; }
+  const std::vector<Event>& journal() const { return journal_; }
+  int passes() const { return passes_; }
+  double simulated_seconds() const { return now_ - kStart; }
+
+ private:
+  static constexpr double kStart = 1'700'000'000;
+
+  struct Run {
+    int64_t trial = 0;
+    double progress = 0;
+    double until = 0;
+    double seconds_per_unit = 1;
+    double pending_until = 0;
+    double last_tick = 0;
+    std::optional<double> crash_at;
+    std::optional<double> stop_at;
+  };
+
+  Status Record(const std::vector<Event>& events) {
+    for (const Event& e : events) {
+      if (Status s = model_.Apply(e); !s.ok()) return s;
+    }
+    journal_.insert(journal_.end(), events.begin(), events.end());
+    return OkStatus();
+  }
+
+  void Carry(const Action& a) {
+    auto key = std::make_pair(model_.TrialName(a.trial), a.segment);
+    if (a.kind == Action::Kind::kStart) {
+      if (observed_.segments.contains(key)) return;  // Start is idempotent
+      Run run;
+      run.trial = a.trial;
+      run.progress = model_.trial(a.trial).progress();
+      run.until = a.until;
+      run.seconds_per_unit =
+          4 + 4 * Random(MixSeed(spec_.seed, static_cast<uint64_t>(a.trial))).Uniform();
+      run.pending_until = now_ + std::floor(rng_.Uniform() * 3);
+      if (rng_.Uniform() < options_.crash_probability) {
+        run.crash_at = run.progress + (a.until - run.progress) * rng_.Uniform();
+      }
+      live_[key] = run;
+      SegmentStatus s;
+      s.trial = key.first;
+      s.segment = a.segment;
+      s.devices = spec_.trial_gpus;
+      s.deadline_unix_seconds = a.deadline;
+      s.metrics_url = "sim";
+      observed_.segments[key] = s;
+    } else if (a.kind == Action::Kind::kStop) {
+      auto it = live_.find(key);
+      if (it != live_.end() && !it->second.stop_at) it->second.stop_at = now_ + 1;
+    } else {
+      observed_.segments.at(key).deadline_unix_seconds = a.deadline;
+    }
+  }
+
+  // Runs a live segment up to now; false once it has ended.
+  bool Step(Run& run, SegmentStatus& s) {
+    if (!s.started_unix_seconds) {
+      if (now_ >= s.deadline_unix_seconds) return End(s, now_, 137, "DeadlineExceeded");
+      if (run.stop_at) return End(s, now_, 143, "Stopped");
+      if (now_ < run.pending_until) return true;
+      s.state = SegmentState::kRunning;
+      s.started_unix_seconds = now_;
+      run.last_tick = now_;
+    }
+    // Run until the first of: the milestone, a crash, the stop, the deadline.
+    double end = std::min(now_, s.deadline_unix_seconds);
+    if (run.stop_at) end = std::min(end, *run.stop_at);
+    double reach = run.progress + (end - run.last_tick) / run.seconds_per_unit;
+    double finish_at = end;
+    if (reach >= run.until) {
+      finish_at = run.last_tick + (run.until - run.progress) * run.seconds_per_unit;
+      reach = run.until;
+    }
+    bool crashed = run.crash_at && reach >= *run.crash_at;
+    if (crashed) {
+      finish_at = run.last_tick + (*run.crash_at - run.progress) * run.seconds_per_unit;
+      reach = *run.crash_at;
+    }
+    Report(run, reach);
+    run.progress = reach;
+    run.last_tick = end;
+    if (crashed) return End(s, finish_at, 1, "Error");
+    if (reach >= run.until) return End(s, finish_at, 0, "");
+    if (run.stop_at && end >= *run.stop_at) return End(s, end, 143, "Stopped");
+    if (end >= s.deadline_unix_seconds) return End(s, end, 137, "DeadlineExceeded");
+    return true;
+  }
+
+  // The trainer evaluates the objective after every whole epoch and serves what it evaluated.
+  void Report(const Run& run, double reach) {
+    TrialMetrics& m = observed_.metrics[model_.TrialName(run.trial)];
+    const Trial& t = model_.trial(run.trial);
+    for (double epoch = std::floor(run.progress) + 1; epoch <= reach + 1e-9; ++epoch) {
+      m.objective_by_resource[epoch] = Objective(t.params, run.trial, epoch, spec_.seed);
+    }
+    m.resource_completed = std::floor(reach + 1e-9);
+  }
+
+  bool End(SegmentStatus& s, double at, int exit_code, const std::string& reason) {
+    s.state = exit_code == 0 ? SegmentState::kSucceeded : SegmentState::kFailed;
+    s.exit_code = exit_code;
+    s.reason = reason;
+    s.finished_unix_seconds = s.started_unix_seconds ? std::max(at, *s.started_unix_seconds) : at;
+    if (!s.started_unix_seconds) s.started_unix_seconds = s.finished_unix_seconds;
+    ended_.push_back(s.trial);
+    return false;
+  }
+
+  const SweepSpec spec_;
+  SweepModel model_;
+  const BenchOptions options_;
+  PlannerOptions planner_;
+  Random rng_;
+  Observed observed_;
+  std::map<std::pair<std::string, int>, Run> live_;
+  std::vector<std::string> ended_;  // trials whose segment ended since the last pass
+  std::vector<Event> journal_;
+  double now_ = kStart;
+  int passes_ = 0;
+};
+
+int Fail(const std::string& what, const Status& status) {
+  std::fprintf(stderr, "sweep_sim_bench: %s: %s\n", what.c_str(), status.message().c_str());
+  return 1;
+}
+
+int Main(int argc, char** argv) {
+  BenchOptions options;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    size_t equals = arg.find('=');
+    std::string name = arg.substr(0, equals);
+    std::string value = equals == std::string::npos ? "" : arg.substr(equals + 1);
+    if (name == "--sweep") {
+      options.sweep_file = value;
+    } else if (name == "--journal-dir") {
+      options.journal_dir = value;
+    } else if (name == "--trials" && !value.empty()) {
+      options.trials = std::atoi(value.c_str());
+    } else if (name == "--pass-seconds" && !value.empty()) {
+      options.pass_seconds = std::atof(value.c_str());
+    } else if (name == "--crash-percent" && !value.empty()) {
+      options.crash_probability = std::atof(value.c_str()) / 100;
+    } else {
+      std::fprintf(stderr, "unknown flag %s\n", argv[i]);
+      return 2;
+    }
+  }
+  if (options.sweep_file.empty()) {
+    std::fprintf(stderr, "--sweep=FILE is required\n");
+    return 2;
+  }
+  StatusOr<nlohmann::json> sweep = ReadSweepFile(options.sweep_file);
+  if (!sweep.ok()) return Fail("reading the sweep", sweep.status());
+  if (options.trials > 0) {
+    (*sweep)["spec"]["maxTrials"] = options.trials;
+    (*sweep)["spec"]["maxFailedTrials"] = options.trials;
+  }
+  StatusOr<SweepSpec> spec = ParseSweep(*sweep);
+  if (!spec.ok()) return Fail(options.sweep_file, spec.status());
+
+  Simulation sim(*spec, options);
+  auto started = std::chrono::steady_clock::now();
+  while (!sim.Done()) {
+    if (Status s = sim.Pass(); !s.ok()) return Fail("pass " + std::to_string(sim.passes()), s);
+    sim.Advance();
+  }
+  std::chrono::duration<double> wall = std::chrono::steady_clock::now() - started;
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+
+  const SweepModel& model = sim.model();
+  nlohmann::json result = {{"sweep", options.sweep_file},
+                           {"trials", model.trial_count()},
+                           {"phase", SweepPhaseName(model.phase())},
+                           {"finish_reason", model.finish_reason()},
+                           {"events", sim.journal().size()},
+                           {"passes", sim.passes()},
+                           {"simulated_hours", sim.simulated_seconds() / 3600},
+                           {"wall_seconds", wall.count()},
+                           {"peak_rss_mb", static_cast<double>(usage.ru_maxrss) / 1024},
+                           {"trial_phases",
+                            {{"completed", model.count(TrialPhase::kCompleted)},
+                             {"stopped", model.count(TrialPhase::kStopped)},
+                             {"failed", model.count(TrialPhase::kFailed)}}}};
+  if (!options.journal_dir.empty()) {
+    std::error_code made;
+    std::filesystem::create_directories(options.journal_dir, made);
+    StatusOr<Journal> journal = Journal::Open(options.journal_dir);
+    if (!journal.ok()) return Fail("opening the journal", journal.status());
+    if (Status s = journal->Append(sim.journal()); !s.ok()) return Fail("journaling", s);
+    result["journal"] = journal->path();
+  }
+  std::printf("%s\n", result.dump(2).c_str());
+  return 0;
+}
+
+}  // namespace
+}  // namespace bsw
+
+int main(int argc, char** argv) { return bsw::Main(argc, argv); }

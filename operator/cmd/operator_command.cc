@@ -62,8 +62,8 @@ int Fail(const std::string& event, const Status& status) {
 }  // namespace
 
 int RunOperator(const OperatorOptions& options) {
-  kube::InstallJsonLogger();
   const Clock& clock = SystemClock::Get();
+  kube::InstallJsonLogger(clock);
   struct sigaction action = {};
   action.sa_handler = OnStopSignal;
   sigaction(SIGTERM, &action, nullptr);

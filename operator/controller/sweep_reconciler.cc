@@ -1,6 +1,5 @@
 #include "operator/controller/sweep_reconciler.h"
 
-#include <chrono>
 #include <exception>
 #include <utility>
 
@@ -106,7 +105,7 @@ SweepReconciler::SweepReconciler(kube::Client& client, const Clock& clock,
       options_(std::move(options)),
       hooks_(std::move(hooks)),
       queue_(kube::WorkQueueOptions{.clock = &clock}),
-      recorder_(client, kComponent) {}
+      recorder_(client, kComponent, clock) {}
 
 SweepReconciler::~SweepReconciler() { Stop(); }
 
@@ -147,7 +146,7 @@ bool SweepReconciler::Synced() const {
 
 void SweepReconciler::Run() {
   while (std::optional<std::string> key = queue_.Get()) {
-    auto started = std::chrono::steady_clock::now();
+    const double started = clock_.MonotonicSeconds();
     Status s = OkStatus();
     try {
       s = Reconcile(*key);
@@ -164,8 +163,7 @@ void SweepReconciler::Run() {
     }
     queue_.Done(*key);
     if (hooks_.on_reconciled) {
-      std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
-      hooks_.on_reconciled(took.count(), queue_.Len());
+      hooks_.on_reconciled(clock_.MonotonicSeconds() - started, queue_.Len());
     }
     if (stopped_) break;
   }

@@ -2,10 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
-#include <chrono>
 #include <cstdio>
 
-#include "operator/adapters/kube/timestamps.h"
+#include "operator/core/rfc3339.h"
 
 namespace bsw::kube {
 namespace {
@@ -20,8 +19,8 @@ std::string Field(const Json& object, const char* key) {
 
 }  // namespace
 
-EventRecorder::EventRecorder(Client& client, std::string component)
-    : client_(client), component_(std::move(component)) {}
+EventRecorder::EventRecorder(Client& client, std::string component, const Clock& clock)
+    : client_(client), component_(std::move(component)), clock_(clock) {}
 
 void EventRecorder::Record(const Json& object, EventType type, const std::string& reason,
                            const std::string& message) {
@@ -35,7 +34,8 @@ void EventRecorder::Record(const Json& object, EventType type, const std::string
   if (ns.empty()) ns = "default";  // events about cluster-scoped objects
   std::string uid = Field(metadata, "uid");
   const char* type_name = type == EventType::kNormal ? "Normal" : "Warning";
-  const std::string now = FormatTime(std::chrono::system_clock::now());
+  const double now_unix = clock_.NowUnixSeconds();
+  const std::string now = Rfc3339(now_unix);
   const std::string key =
       (uid.empty() ? ns + "/" + name : uid) + "\n" + type_name + "\n" + reason + "\n" + message;
 
@@ -55,9 +55,8 @@ void EventRecorder::Record(const Json& object, EventType type, const std::string
     recorded_.erase(previous);  // expired on the server: write a new one
   }
 
-  auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                   std::chrono::system_clock::now().time_since_epoch())
-                   .count();
+  // The name's suffix is the time in nanoseconds, as kubectl and client-go write it.
+  auto nanos = static_cast<long long>(now_unix * 1e9);
   char suffix[24];
   std::snprintf(suffix, sizeof(suffix), ".%llx", static_cast<unsigned long long>(nanos));
   Json involved = {{"apiVersion", Field(object, "apiVersion")},

@@ -6,6 +6,8 @@
 #include <string>
 
 #include "operator/adapters/kube/client.h"
+#include "operator/adapters/system_clock.h"
+#include "operator/ports/clock.h"
 
 namespace bsw::kube {
 
@@ -18,8 +20,9 @@ enum class EventType { kNormal, kWarning };
 // message) bumps the count and lastTimestamp of the event already written. Thread-safe.
 class EventRecorder {
  public:
-  // `component` names the reporter (source.component), e.g. "budgetsweep-operator".
-  EventRecorder(Client& client, std::string component);
+  // `component` names the reporter (source.component), e.g. "budgetsweep-operator"; `clock`
+  // stamps the events and must outlive the recorder.
+  EventRecorder(Client& client, std::string component, const Clock& clock = SystemClock::Get());
 
   // `object` is the involved object as read from the API (apiVersion, kind, metadata).
   void Record(const Json& object, EventType type, const std::string& reason,
@@ -33,6 +36,7 @@ class EventRecorder {
 
   Client& client_;
   const std::string component_;
+  const Clock& clock_;
   std::mutex mu_;
   std::map<std::string, Recorded> recorded_;  // by object uid/key, type, reason, message
 };

@@ -3,15 +3,23 @@
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
 
-#include <chrono>
+#include <atomic>
 #include <cstdio>
 #include <memory>
 #include <mutex>
 
-#include "operator/adapters/kube/timestamps.h"
+#include "operator/adapters/system_clock.h"
+#include "operator/core/rfc3339.h"
 
 namespace bsw::kube {
 namespace {
+
+std::atomic<const Clock*>& LogClock() {
+  static std::atomic<const Clock*> clock{&SystemClock::Get()};
+  return clock;
+}
+
+std::string Now() { return Rfc3339(LogClock().load()->NowUnixSeconds(), /*microseconds=*/true); }
 
 std::mutex& LogMutex() {
   static std::mutex mu;
@@ -31,7 +39,7 @@ class JsonSink : public spdlog::sinks::base_sink<spdlog::details::null_mutex> {
  protected:
   void sink_it_(const spdlog::details::log_msg& msg) override {
     auto level = spdlog::level::to_string_view(msg.level);
-    WriteLine({{"ts", kube::FormatTime(msg.time, true)},
+    WriteLine({{"ts", Now()},
                {"level", std::string(level.data(), level.size())},
                {"event", "log"},
                {"msg", std::string(msg.payload.data(), msg.payload.size())}});
@@ -42,16 +50,15 @@ class JsonSink : public spdlog::sinks::base_sink<spdlog::details::null_mutex> {
 }  // namespace
 
 void LogEvent(const std::string& level, const std::string& event, nlohmann::json fields) {
-  nlohmann::ordered_json line = {{"ts", kube::FormatTime(std::chrono::system_clock::now(), true)},
-                                 {"level", level},
-                                 {"event", event}};
+  nlohmann::ordered_json line = {{"ts", Now()}, {"level", level}, {"event", event}};
   if (fields.is_object()) {
     for (const auto& [key, value] : fields.items()) line[key] = value;
   }
   WriteLine(line);
 }
 
-void InstallJsonLogger() {
+void InstallJsonLogger(const Clock& clock) {
+  LogClock().store(&clock);
   auto logger = std::make_shared<spdlog::logger>("budgetsweep", std::make_shared<JsonSink>());
   spdlog::set_default_logger(logger);
 }

@@ -2,11 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
-#include <chrono>
 #include <cmath>
 
-#include "operator/adapters/kube/timestamps.h"
 #include "operator/adapters/system_clock.h"
+#include "operator/core/rfc3339.h"
 
 namespace bsw::kube {
 namespace {
@@ -77,9 +76,7 @@ bool LeaderElector::SleepUnlessStopped(double seconds) {
 }
 
 std::string LeaderElector::NowMicroTime() const {
-  auto since_epoch = std::chrono::duration_cast<std::chrono::system_clock::duration>(
-      std::chrono::duration<double>(clock_.NowUnixSeconds()));
-  return FormatTime(std::chrono::system_clock::time_point(since_epoch), /*microseconds=*/true);
+  return Rfc3339(clock_.NowUnixSeconds(), /*microseconds=*/true);
 }
 
 void LeaderElector::Run() {

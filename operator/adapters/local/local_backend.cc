@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -16,13 +15,13 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <system_error>
-#include <thread>
 #include <tuple>
 
 #include "operator/adapters/local/atomic_file.h"
 #include "operator/adapters/local/loopback_port.h"
 #include "operator/adapters/local/process.h"
 #include "operator/adapters/local/segment_files.h"
+#include "operator/adapters/system_clock.h"
 #include "operator/core/output_tail.h"
 #include "operator/core/parse.h"
 #include "operator/core/reason.h"
@@ -375,10 +374,10 @@ Status LocalBackend::SpawnSupervisor(const fs::path& segment_dir) {
   }
   supervisors_.insert(pid);
 
-  auto give_up =
-      std::chrono::steady_clock::now() + std::chrono::duration<double>(kClaimTimeoutSeconds);
+  const Clock& clock = options_.clock != nullptr ? *options_.clock : SystemClock::Get();
+  const double give_up = clock.MonotonicSeconds() + kClaimTimeoutSeconds;
   std::error_code ec;
-  while (std::chrono::steady_clock::now() < give_up) {
+  while (clock.MonotonicSeconds() < give_up) {
     if (fs::exists(files.status(), ec)) return OkStatus();
     if (waitpid(pid, nullptr, WNOHANG) == pid) {
       supervisors_.erase(pid);
@@ -387,7 +386,7 @@ Status LocalBackend::SpawnSupervisor(const fs::path& segment_dir) {
       return InternalError("the supervisor of " + segment_dir.string() +
                            " exited before starting the trainer: " + (log.ok() ? *log : ""));
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    clock.SleepFor(0.002);
   }
   return OkStatus();  // still starting: List shows it Pending until it claims the segment
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "operator/ports/clock.h"
 #include "operator/ports/trial_backend.h"
 
 namespace bsw::local {
@@ -31,6 +32,9 @@ struct LocalBackendOptions {
   int gpu_count = 0;
   // How stale a supervisor's heartbeat may get; also the margin charged for a lost segment.
   double heartbeat_interval_seconds = 1.0;
+  // Times the wait for a new supervisor to claim its segment; must outlive the backend. Default:
+  // SystemClock::Get().
+  const Clock* clock = nullptr;
 };
 
 // Runs each segment as a local process under its own supervisor process (see supervisor.h).

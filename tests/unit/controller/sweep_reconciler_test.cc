@@ -19,8 +19,8 @@
 #include <thread>
 
 #include "operator/adapters/kube/resources.h"
-#include "operator/adapters/kube/timestamps.h"
 #include "operator/adapters/system_clock.h"
+#include "operator/core/rfc3339.h"
 #include "tests/unit/adapters/kube/fake_apiserver.h"
 #include "tests/unit/core/sweep_fixture.h"
 
@@ -40,7 +40,7 @@ constexpr char kSweepPath[] = "/apis/budgetsweep.dev/v1alpha1/namespaces/team/bu
 constexpr char kPodsPath[] = "/api/v1/namespaces/team/pods";
 constexpr char kTrialsPath[] = "/apis/budgetsweep.dev/v1alpha1/namespaces/team/budgetsweeptrials";
 
-std::string Now() { return kube::FormatTime(std::chrono::system_clock::now(), true); }
+std::string Now() { return Rfc3339(SystemClock::Get().NowUnixSeconds(), /*microseconds=*/true); }
 
 std::string EnvOf(const Json& pod, const std::string& name) {
   for (const Json& e : pod["spec"]["containers"][0].value("env", Json::array())) {
@@ -52,8 +52,8 @@ std::string EnvOf(const Json& pod, const std::string& name) {
 // Plays the node for the sweep's pods: a new pod runs at once on its own loopback address
 // (127.0.0.2, .3, ...) and completes one resource unit per Step, serving the trainer's metrics
 // there on `port`; it exits 0 at its BUDGETSWEEP_UNTIL. A pod being deleted or marked stopped
-// ends at once with exit code 143, as the runtime's SIGTERM would end it, and one removed from the
-// server is gone.
+// ends at once with exit code 143, as the runtime's SIGTERM would end it, and one removed from
+// the server is gone.
 class FakeNode {
  public:
   FakeNode(kube::Client& client, int port) : client_(client), port_(port) {}

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/mocks/fake_clock.h"
 #include "tests/unit/adapters/kube/fake_apiserver.h"
 
 namespace bsw::kube {
@@ -12,13 +13,15 @@ using testing::FakeApiServer;
 TEST(EventRecorder, CreatesAnEventAndCountsRepeats) {
   FakeApiServer server;
   std::unique_ptr<Client> client = Client::Create(server.Config()).value();
-  EventRecorder recorder(*client, "budgetsweep-operator");
+  FakeClock clock(1'777'777'777.5);
+  EventRecorder recorder(*client, "budgetsweep-operator", clock);
   Json sweep = {
       {"apiVersion", "budgetsweep.dev/v1alpha1"},
       {"kind", "BudgetSweep"},
       {"metadata", {{"name", "s"}, {"namespace", "ns"}, {"uid", "u1"}, {"resourceVersion", "7"}}}};
 
   recorder.Record(sweep, EventType::kNormal, "TrialStarted", "started s-t0001");
+  clock.Advance(60);
   recorder.Record(sweep, EventType::kNormal, "TrialStarted", "started s-t0001");
   recorder.Record(sweep, EventType::kWarning, "BudgetExhausted", "4 of 4 GPU hours used");
 
@@ -35,13 +38,16 @@ TEST(EventRecorder, CreatesAnEventAndCountsRepeats) {
   EXPECT_EQ(event["type"], "Normal");
   EXPECT_EQ(event["count"], 1);
   EXPECT_EQ(event["source"]["component"], "budgetsweep-operator");
-  EXPECT_TRUE(event["metadata"]["name"].get<std::string>().starts_with("s."));
-  EXPECT_EQ(event["firstTimestamp"].get<std::string>().size(), 20u);  // 2024-05-01T12:00:00Z
+  // Named and stamped from the injected clock: the suffix is its time in nanoseconds, in hex.
+  EXPECT_EQ(event["metadata"]["name"], "s.18abef7835788f00");
+  EXPECT_EQ(event["firstTimestamp"], "2026-05-03T03:09:37Z");
+  EXPECT_EQ(event["lastTimestamp"], "2026-05-03T03:09:37Z");
 
   EXPECT_EQ(requests[1].method, "PATCH");
   EXPECT_EQ(requests[1].path,
             "/api/v1/namespaces/ns/events/" + event["metadata"]["name"].get<std::string>());
   EXPECT_EQ(Json::parse(requests[1].body)["count"], 2);
+  EXPECT_EQ(Json::parse(requests[1].body)["lastTimestamp"], "2026-05-03T03:10:37Z");
 
   EXPECT_EQ(requests[2].method, "POST");
   EXPECT_EQ(Json::parse(requests[2].body)["type"], "Warning");

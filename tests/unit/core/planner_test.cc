@@ -37,6 +37,8 @@ const Action* FindAction(const Plan& plan, Action::Kind kind, int64_t trial) {
   }
   return nullptr;
 }
+// The action points into the plan: a temporary plan would leave it dangling.
+const Action* FindAction(Plan&& plan, Action::Kind kind, int64_t trial) = delete;
 
 // Both first trials report the given values at every rung up to `resource` and, when it is the
 // last rung, exit.
@@ -64,7 +66,8 @@ Plan LaunchTrialTwoAfterRungOne(PlannerHarness& h, double seconds_per_epoch) {
 // Advances the clock by `seconds` and passes: the deadline the pass gave `trial`, if it moved one.
 std::optional<double> DeadlineMovedAfter(PlannerHarness& h, double seconds, int64_t trial) {
   h.Advance(seconds);
-  const Action* move = FindAction(h.PassAndCarry(), Action::Kind::kSetDeadline, trial);
+  const Plan plan = h.PassAndCarry();
+  const Action* move = FindAction(plan, Action::Kind::kSetDeadline, trial);
   return move ? std::optional<double>(move->deadline) : std::nullopt;
 }
 
@@ -714,7 +717,8 @@ TEST_F(WhereDeadlinesOnlyShrink, ThePaceIsTakenFromTheSegmentsStart) {
   // Epoch 2 comes 2 s after epoch 1 was seen: 6 s per epoch from the start, 2 s since the rung.
   h.Advance(2);
   h.observed().metrics[h.model().TrialName(0)].resource_completed = 2;
-  const Action* shrink = FindAction(h.PassAndCarry(), Action::Kind::kSetDeadline, 0);
+  const Plan plan = h.PassAndCarry();
+  const Action* shrink = FindAction(plan, Action::Kind::kSetDeadline, 0);
   ASSERT_NE(shrink, nullptr);
   EXPECT_GE(shrink->deadline - h.now(), 7 * 6 * 1.25 + 30);
 }

@@ -4,8 +4,9 @@
 # operator/adapters/kube/client.cc in 10.5 s, -O1 in 18.3 s):
 #   build-asan  AddressSanitizer (with LeakSanitizer) and UndefinedBehaviorSanitizer: every label
 #               that needs no cluster (unit, e2e, trainer, dashboard)
-#   build-tsan  ThreadSanitizer: the threaded adapters (the informer, the work queue, leader
-#               election, the health and metrics servers)
+#   build-tsan  ThreadSanitizer: the threaded adapters, that is every test of the Kubernetes
+#               client's unit tests (the informer, the work queue, leader election among them) and
+#               of the observability tests (the health and metrics servers), the only tests built
 # Any finding fails. Every process writes its reports under <build>/sanitizer-logs, trial processes
 # included (a sweep would count a trial ended by a finding as a failed trial, not fail the test),
 # and a report there fails the run once ctest is done.
@@ -52,8 +53,6 @@ logs=$PWD/build-tsan/sanitizer-logs
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:log_path=$logs/tsan:suppressions=$PWD/tests/sanitizer/tsan.supp"
 build build-tsan thread kube_client_unit_test observability_test
 tsan_rc=0
-run_tests build-tsan \
-  -R '^(Informer|WorkQueue|LeaderElection|ParseListenAddress|HealthServer|OperatorMetricsTest)\.' \
-  || tsan_rc=$?
+run_tests build-tsan -L '^unit$' || tsan_rc=$?
 
 [ "$asan_rc" -eq 0 ] && [ "$tsan_rc" -eq 0 ]

@@ -13,7 +13,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := true
 
 .PHONY: deps configure build build-torch2 images run test test-unit test-torch2 format \
-  check-format clean cluster-up cluster-down install-plugin
+  check-format clean cluster-up cluster-down install-plugin test-sanitize
 
 deps:
 	scripts/deps.sh
@@ -45,8 +45,14 @@ test-unit: build
 test-torch2: build-torch2
 	ctest --test-dir $(TORCH2_BUILD_DIR) --output-on-failure -j $(JOBS) -L trainer
 
+# ASan+UBSan over every label that needs no cluster (build-asan/), TSan over the threaded adapters
+# (build-tsan/); any finding fails (scripts/test-sanitize.sh).
+test-sanitize: deps
+	JOBS=$(JOBS) scripts/test-sanitize.sh
+
 test: build images check-format test-torch2
 	$(CTEST)
+	$(MAKE) test-sanitize
 
 # A local cluster to try the chart on (tests/cluster/README.md): the control plane and a real node
 # (containerd, runc, kubelet; needs root) with the images of `make images` imported.
@@ -67,7 +73,7 @@ check-format: deps
 	git ls-files -z '*.cc' '*.h' | xargs -0 -r clang-format --dry-run --Werror
 
 clean:
-	rm -rf $(BUILD_DIR) $(TORCH2_BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(TORCH2_BUILD_DIR) build-asan build-tsan
 
 # The kubectl plugin: `make install-plugin [PREFIX=~/.local]` builds kubectl-bsw and copies it to
 # $(PREFIX)/bin; with that directory on PATH, kubectl runs it as `kubectl bsw ls|trials|top|report`.

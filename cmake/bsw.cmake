@@ -3,6 +3,17 @@
 
 set(BSW_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Werror)
 
+# BSW_SANITIZE=address,undefined or thread instruments every target (make test-sanitize). A finding
+# ends the process with an error (-fno-sanitize-recover), so the test that hit it fails.
+set(BSW_SANITIZE "" CACHE STRING "Sanitizers to build with: address,undefined or thread")
+if(BSW_SANITIZE)
+  add_compile_options(-fsanitize=${BSW_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=${BSW_SANITIZE})
+  # GCC 12 reports false -Wmaybe-uninitialized, -Wstringop-overflow and -Warray-bounds inside
+  # libstdc++ once instrumented (the instrumentation defeats its flow analysis).
+  list(APPEND BSW_WARNINGS -Wno-maybe-uninitialized -Wno-stringop-overflow -Wno-array-bounds)
+endif()
+
 # bsw_cc_library(NAME name SRCS a.cc ... DEPS target ...)
 function(bsw_cc_library)
   cmake_parse_arguments(ARG "" "NAME" "SRCS;DEPS" ${ARGN})

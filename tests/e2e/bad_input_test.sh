@@ -106,16 +106,23 @@ wall = time.monotonic() - start
 print(rc, f"{wall:.3f}", resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 PY
 }
-for verb in validate run; do
-  args=("$BSW" "$verb" "$WORK/bomb.yaml")
-  [ "$verb" = validate ] || args+=(--state-dir "$WORK/state-bomb-measured")
-  read -r rc wall rss_kb < <(measure "${args[@]}")
-  [ "$rc" -eq 2 ] || fail "alias-bomb: $verb exited $rc, want 2"
-  python3 -c "import sys; sys.exit(0 if float('$wall') < 1.0 else 1)" ||
-    fail "alias-bomb: $verb took $wall s, limit 1 s"
-  [ "$rss_kb" -lt $((100 * 1024)) ] || fail "alias-bomb: $verb peaked at $rss_kb KB, limit 100 MB"
-  echo "ok: alias-bomb $verb -> exit $rc in $wall s, peak RSS $rss_kb KB"
-done
+# The bounds are the release build's: under a sanitizer (BSW_SANITIZE, set by a sanitizer build)
+# the runtime reserves terabytes of address space, which the cap refuses, and the checks slow the
+# reader down and grow its memory.
+if [ -n "${BSW_SANITIZE:-}" ]; then
+  echo "skipped: alias-bomb time and memory bounds (built with -fsanitize=$BSW_SANITIZE)"
+else
+  for verb in validate run; do
+    args=("$BSW" "$verb" "$WORK/bomb.yaml")
+    [ "$verb" = validate ] || args+=(--state-dir "$WORK/state-bomb-measured")
+    read -r rc wall rss_kb < <(measure "${args[@]}")
+    [ "$rc" -eq 2 ] || fail "alias-bomb: $verb exited $rc, want 2"
+    python3 -c "import sys; sys.exit(0 if float('$wall') < 1.0 else 1)" ||
+      fail "alias-bomb: $verb took $wall s, limit 1 s"
+    [ "$rss_kb" -lt $((100 * 1024)) ] || fail "alias-bomb: $verb peaked at $rss_kb KB, limit 100 MB"
+    echo "ok: alias-bomb $verb -> exit $rc in $wall s, peak RSS $rss_kb KB"
+  done
+fi
 
 # Preflight, `run` only (`validate` knows nothing of the machine the trials would run on): a
 # trial command that is not there, or not executable, fails before any trial starts.

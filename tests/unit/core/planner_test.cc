@@ -40,6 +40,9 @@ const Kind* FindAction(const Plan& plan, int64_t trial) {
   }
   return nullptr;
 }
+// The action points into the plan: a temporary plan would leave it dangling.
+template <class Kind>
+const Kind* FindAction(Plan&& plan, int64_t trial) = delete;
 
 // Both first trials report the given values at every rung up to `resource` and, when it is the
 // last rung, exit.
@@ -67,7 +70,8 @@ Plan LaunchTrialTwoAfterRungOne(PlannerHarness& h, double seconds_per_epoch) {
 // Advances the clock by `seconds` and passes: the deadline the pass gave `trial`, if it moved one.
 std::optional<double> DeadlineMovedAfter(PlannerHarness& h, double seconds, int64_t trial) {
   h.Advance(seconds);
-  const auto* move = FindAction<SetDeadline>(h.PassAndCarry(), trial);
+  const Plan plan = h.PassAndCarry();
+  const auto* move = FindAction<SetDeadline>(plan, trial);
   return move ? std::optional<double>(move->deadline) : std::nullopt;
 }
 
@@ -723,7 +727,8 @@ TEST_F(WhereDeadlinesOnlyShrink, ThePaceIsTakenFromTheSegmentsStart) {
   // Epoch 2 comes 2 s after epoch 1 was seen: 6 s per epoch from the start, 2 s since the rung.
   h.Advance(2);
   h.observed().metrics[h.model().TrialName(0)].resource_completed = 2;
-  const auto* shrink = FindAction<SetDeadline>(h.PassAndCarry(), 0);
+  const Plan plan = h.PassAndCarry();
+  const auto* shrink = FindAction<SetDeadline>(plan, 0);
   ASSERT_NE(shrink, nullptr);
   EXPECT_GE(shrink->deadline - h.now(), 7 * 6 * 1.25 + 30);
 }

@@ -82,14 +82,14 @@ TEST(WorkQueue, WorkersNeverProcessOneKeyConcurrently) {
       }
     });
   }
-  for (int i = 0; i < 200; ++i) {
+  // Re-added until the workers took it many times, however late they are scheduled.
+  while (processed < 100) {
     queue.Add("same");
     std::this_thread::yield();
   }
   queue.ShutDown();
   for (std::thread& worker : workers) worker.join();
   EXPECT_EQ(overlaps, 0);
-  EXPECT_GE(processed, 2);
 }
 
 TEST(WorkQueue, GetBlocksUntilShutDownThenReturnsNothing) {

@@ -24,8 +24,10 @@
 #include <set>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
+#include "base/overloaded.h"
 #include "nlohmann/json.hpp"
 #include "operator/adapters/yaml/sweep_file.h"
 #include "operator/controller/journal.h"
@@ -125,41 +127,55 @@ class Simulation {
     return OkStatus();
   }
 
-  void Carry(const Action& a) {
-    auto key = std::make_pair(model_.TrialName(a.trial), a.segment);
-    if (a.kind == Action::Kind::kStart) {
-      if (observed_.segments.contains(key)) return;  // Start is idempotent
-      Run run;
-      run.trial = a.trial;
-      run.progress = model_.trial(a.trial).progress();
-      run.until = a.until;
-      run.seconds_per_unit =
-          4 + 4 * Random(MixSeed(spec_.seed, static_cast<uint64_t>(a.trial))).Uniform();
-      run.pending_until = now_ + std::floor(rng_.Uniform() * 3);
-      if (rng_.Uniform() < options_.crash_probability) {
-        run.crash_at = run.progress + (a.until - run.progress) * rng_.Uniform();
-      }
-      live_[key] = run;
-      SegmentStatus s;
-      s.trial = key.first;
-      s.segment = a.segment;
-      s.devices = spec_.trial_gpus;
-      s.deadline_unix_seconds = a.deadline;
-      s.metrics_url = "sim";
-      observed_.segments[key] = s;
-    } else if (a.kind == Action::Kind::kStop) {
-      auto it = live_.find(key);
-      if (it != live_.end() && !it->second.stop_at) it->second.stop_at = now_ + 1;
-    } else {
-      observed_.segments.at(key).deadline_unix_seconds = a.deadline;
+  void Carry(const Action& action) {
+    std::visit(Overloaded{[this](const StartSegment& a) { Start(a); },
+                          [this](const StopSegment& a) {
+                            auto it = live_.find(Key(a.trial, a.segment));
+                            if (it != live_.end() && !it->second.stop_at) {
+                              it->second.stop_at = now_ + 1;
+                            }
+                          },
+                          [this](const SetDeadline& a) {
+                            observed_.segments.at(Key(a.trial, a.segment)).deadline_unix_seconds =
+                                a.deadline;
+                          },
+                          // The simulated sweep has no probe phase.
+                          [](const StartProbe&) {}, [](const StopProbe&) {}},
+               action);
+  }
+
+  std::pair<std::string, int> Key(int64_t trial, int segment) const {
+    return {model_.TrialName(trial), segment};
+  }
+
+  void Start(const StartSegment& a) {
+    auto key = Key(a.trial, a.segment);
+    if (observed_.segments.contains(key)) return;  // Start is idempotent
+    Run run;
+    run.trial = a.trial;
+    run.progress = model_.trial(a.trial).progress();
+    run.until = a.until;
+    run.seconds_per_unit =
+        4 + 4 * Random(MixSeed(spec_.seed, static_cast<uint64_t>(a.trial))).Uniform();
+    run.pending_until = now_ + std::floor(rng_.Uniform() * 3);
+    if (rng_.Uniform() < options_.crash_probability) {
+      run.crash_at = run.progress + (a.until - run.progress) * rng_.Uniform();
     }
+    live_[key] = run;
+    SegmentStatus s;
+    s.trial = key.first;
+    s.segment = a.segment;
+    s.devices = spec_.trial_gpus;
+    s.deadline_unix_seconds = a.deadline;
+    s.metrics_url = "sim";
+    observed_.segments[key] = s;
   }
 
   // Runs a live segment up to now; false once it has ended.
   bool Step(Run& run, SegmentStatus& s) {
     if (!s.started_unix_seconds) {
-      if (now_ >= s.deadline_unix_seconds) return End(s, now_, 137, "DeadlineExceeded");
-      if (run.stop_at) return End(s, now_, 143, "Stopped");
+      if (now_ >= s.deadline_unix_seconds) return End(s, now_, 137, Reason::kDeadlineExceeded);
+      if (run.stop_at) return End(s, now_, 143, Reason::kStopped);
       if (now_ < run.pending_until) return true;
       s.state = SegmentState::kRunning;
       s.started_unix_seconds = now_;
@@ -182,10 +198,10 @@ class Simulation {
     Report(run, reach);
     run.progress = reach;
     run.last_tick = end;
-    if (crashed) return End(s, finish_at, 1, "Error");
-    if (reach >= run.until) return End(s, finish_at, 0, "");
-    if (run.stop_at && end >= *run.stop_at) return End(s, end, 143, "Stopped");
-    if (end >= s.deadline_unix_seconds) return End(s, end, 137, "DeadlineExceeded");
+    if (crashed) return End(s, finish_at, 1, Reason::kError);
+    if (reach >= run.until) return End(s, finish_at, 0, Reason::kNone);
+    if (run.stop_at && end >= *run.stop_at) return End(s, end, 143, Reason::kStopped);
+    if (end >= s.deadline_unix_seconds) return End(s, end, 137, Reason::kDeadlineExceeded);
     return true;
   }
 
@@ -199,7 +215,7 @@ class Simulation {
     m.resource_completed = std::floor(reach + 1e-9);
   }
 
-  bool End(SegmentStatus& s, double at, int exit_code, const std::string& reason) {
+  bool End(SegmentStatus& s, double at, int exit_code, Reason reason) {
     s.state = exit_code == 0 ? SegmentState::kSucceeded : SegmentState::kFailed;
     s.exit_code = exit_code;
     s.reason = reason;

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <memory>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include "operator/adapters/kube/client.h"
@@ -144,11 +145,14 @@ int RunOperator(const OperatorOptions& options) {
   };
   hooks.on_event = [&metrics](const std::string& ns, const std::string& sweep,
                               const SweepModel& model, const Event& e) {
-    metrics.CountDecision(ns, sweep, e.ToJson().value("event", ""));
-    if (e.type == Event::Type::kTrialPromoted) metrics.CountPromotion(ns, sweep, e.rung);
-    if (e.type == Event::Type::kTrialStopped && e.reason == ReasonName(Reason::kRungCutoff)) {
+    metrics.CountDecision(ns, sweep, EventName(e));
+    if (const auto* promoted = std::get_if<event::TrialPromoted>(&e)) {
+      metrics.CountPromotion(ns, sweep, promoted->rung);
+    }
+    const auto* stopped = std::get_if<event::TrialStopped>(&e);
+    if (stopped && stopped->reason == ReasonName(Reason::kRungCutoff)) {
       const std::vector<double>& rungs = model.rungs().milestones();
-      double reached = model.trial(e.trial).progress();
+      double reached = model.trial(stopped->trial).progress();
       auto rung = std::find(rungs.begin(), rungs.end(), reached) - rungs.begin();
       metrics.CountKill(ns, sweep, static_cast<int>(rung));
     }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <variant>
 
 #include "operator/core/reason.h"
 #include "operator/core/search_space.h"
@@ -124,55 +125,74 @@ std::string ProbeTable(const SweepModel& m) {
   return out;
 }
 
+std::string NameOf(const SweepModel& m, int64_t trial) {
+  return trial >= 0 && trial < m.trial_count() ? m.trial(trial).name : "";
+}
+
+std::string Line(const SweepModel& m, const event::TrialCreated& e) {
+  return NameOf(m, e.trial) + " created: " + ParamsText(e.params);
+}
+
+std::string Line(const SweepModel& m, const event::SegmentLaunched& e) {
+  return NameOf(m, e.trial) + (e.segment == 0 ? " started" : " resumed") + " toward " +
+         m.spec().resource_unit + " " + Fmt("%g", e.until);
+}
+
+std::string Line(const SweepModel& m, const event::ValueRecorded& e) {
+  return NameOf(m, e.trial) + " " + m.spec().objective_metric + "=" + Fmt("%.4f", e.value) +
+         " at " + m.spec().resource_unit + " " + Fmt("%g", e.resource);
+}
+
+std::string Line(const SweepModel& m, const event::TrialStopped& e) {
+  return NameOf(m, e.trial) + " stopped (" + e.reason + "): " + e.message;
+}
+
+std::string Line(const SweepModel& m, const event::TrialPromoted& e) {
+  return NameOf(m, e.trial) + " promoted from rung " + std::to_string(e.rung) +
+         (e.message.empty() ? "" : " " + e.message);
+}
+
+std::string Line(const SweepModel& m, const event::SegmentEnded& e) {
+  const Trial& t = m.trial(e.trial);
+  // Still running after an ended segment: it is relaunched from its checkpoint.
+  std::string state = t.phase != TrialPhase::kRunning                ? TrialPhaseName(t.phase)
+                      : e.reason == ReasonName(Reason::kInterrupted) ? "Interrupted, resuming"
+                                                                     : "Retrying";
+  return NameOf(m, e.trial) + " " + state +
+         (e.reason.empty() ? ""
+                           : " (" + e.reason + (e.message.empty() ? "" : ": " + e.message) + ")") +
+         OutputLines(e.output);
+}
+
+std::string Line(const SweepModel&, const event::SweepFinished& e) {
+  return "sweep " + std::string(SweepPhaseName(e.phase)) + ": " + e.message;
+}
+
+std::string Line(const SweepModel& m, const event::ProbeLaunched& e) {
+  return m.ProbeName(static_cast<int>(e.probe)) + " probing " + SettingsText(e.params);
+}
+
+std::string Line(const SweepModel& m, const event::ProbeMeasured& e) {
+  return m.ProbeName(static_cast<int>(e.probe)) + " measured " + FiguresText(e.figures);
+}
+
+std::string Line(const SweepModel& m, const event::ProbeEnded& e) {
+  return e.reason.empty() ? ""
+                          : m.ProbeName(static_cast<int>(e.probe)) + " ended (" + e.reason + ": " +
+                                e.message + ")" + OutputLines(e.output);
+}
+
+std::string Line(const SweepModel&, const event::ThroughputDecided& e) {
+  return "throughput " + e.reason + ": " + e.message;
+}
+
+std::string Line(const SweepModel&, const event::DeadlineMoved&) { return ""; }
+std::string Line(const SweepModel&, const event::RungVerdict&) { return ""; }
+
 }  // namespace
 
 std::string Progress::Describe(const SweepController& c, const Event& e) const {
-  const SweepModel& m = c.model();
-  std::string name = e.trial >= 0 && e.trial < m.trial_count() ? m.trial(e.trial).name : "";
-  const std::string& unit = m.spec().resource_unit;
-  switch (e.type) {
-    case Event::Type::kTrialCreated:
-      return name + " created: " + ParamsText(e.params);
-    case Event::Type::kSegmentLaunched:
-      return name + (e.segment == 0 ? " started" : " resumed") + " toward " + unit + " " +
-             Fmt("%g", e.until);
-    case Event::Type::kValueRecorded:
-      return name + " " + m.spec().objective_metric + "=" + Fmt("%.4f", e.value) + " at " + unit +
-             " " + Fmt("%g", e.resource);
-    case Event::Type::kTrialStopped:
-      return name + " stopped (" + e.reason + "): " + e.message;
-    case Event::Type::kTrialPromoted:
-      return name + " promoted from rung " + std::to_string(e.rung) +
-             (e.message.empty() ? "" : " " + e.message);
-    case Event::Type::kSegmentEnded: {
-      const Trial& t = m.trial(e.trial);
-      // Still running after an ended segment: it is relaunched from its checkpoint.
-      std::string state = t.phase != TrialPhase::kRunning                ? TrialPhaseName(t.phase)
-                          : e.reason == ReasonName(Reason::kInterrupted) ? "Interrupted, resuming"
-                                                                         : "Retrying";
-      return name + " " + state +
-             (e.reason.empty()
-                  ? ""
-                  : " (" + e.reason + (e.message.empty() ? "" : ": " + e.message) + ")") +
-             OutputLines(e.output);
-    }
-    case Event::Type::kSweepFinished:
-      return "sweep " + std::string(SweepPhaseName(e.phase)) + ": " + e.message;
-    case Event::Type::kProbeLaunched:
-      return m.ProbeName(static_cast<int>(e.trial)) + " probing " + SettingsText(e.params);
-    case Event::Type::kProbeMeasured:
-      return m.ProbeName(static_cast<int>(e.trial)) + " measured " + FiguresText(e.figures);
-    case Event::Type::kProbeEnded:
-      return e.reason.empty() ? ""
-                              : m.ProbeName(static_cast<int>(e.trial)) + " ended (" + e.reason +
-                                    ": " + e.message + ")" + OutputLines(e.output);
-    case Event::Type::kThroughputDecided:
-      return "throughput " + e.reason + ": " + e.message;
-    case Event::Type::kDeadlineMoved:
-    case Event::Type::kRungVerdict:
-      return "";
-  }
-  return "";
+  return std::visit([&c](const auto& one) { return Line(c.model(), one); }, e);
 }
 
 void Progress::OnEvent(const SweepController& c, const Event& e) {

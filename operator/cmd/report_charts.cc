@@ -308,8 +308,8 @@ std::pair<double, std::string> TimeUnit(double seconds) {
 std::vector<double> BurnDownTimes(const History& h, const std::vector<Event>& events) {
   std::vector<double> times = {h.start, h.end};
   for (const Event& e : events) {
-    times.push_back(e.at);
-    times.push_back(e.at - 1e-3);
+    times.push_back(EventTime(e));
+    times.push_back(EventTime(e) - 1e-3);
   }
   for (const SegmentSpan& s : h.spans) {
     times.push_back(s.started);

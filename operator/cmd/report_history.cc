@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <variant>
 
+#include "base/overloaded.h"
 #include "operator/core/segment.h"
 
 namespace bsw::report {
@@ -42,35 +44,63 @@ std::vector<SegmentStatus> SegmentsAt(const std::vector<SegmentSpan>& spans, dou
   return out;
 }
 
+void Launched(std::vector<SegmentSpan>& spans, int64_t trial, bool probe, int number, int devices,
+              double at, double deadline) {
+  SegmentSpan& s = spans.emplace_back();
+  s.trial = trial;
+  s.probe = probe;
+  s.number = number;
+  s.devices = devices;
+  s.launched_at = at;
+  s.deadlines.emplace_back(at, deadline);
+}
+
+void Ended(SegmentSpan& s, const event::SegmentEnded& e) {
+  bool ran = e.started > 0;
+  s.ended = true;
+  s.ended_at = e.at;
+  s.started = ran ? e.started : 0;
+  s.finished = ran ? e.finished : 0;
+  if (ran) s.devices = e.devices;
+}
+
+// A probe run's charge is journaled as device-seconds; the controller charges it as one device
+// from its launch for that long, and so does the report.
+void Ended(SegmentSpan& s, const event::ProbeEnded& e) {
+  bool ran = e.seconds > 0;
+  s.ended = true;
+  s.ended_at = e.at;
+  s.started = ran ? s.launched_at : 0;
+  s.finished = ran ? s.launched_at + e.seconds : 0;
+}
+
 }  // namespace
 
 std::vector<SegmentSpan> SegmentSpans(const SweepSpec& spec, const std::vector<Event>& events) {
-  using Type = Event::Type;
   std::vector<SegmentSpan> spans;
-  for (const Event& e : events) {
-    bool probe = e.type == Type::kProbeLaunched || e.type == Type::kProbeEnded;
-    if (e.type == Type::kSegmentLaunched || e.type == Type::kProbeLaunched) {
-      SegmentSpan& s = spans.emplace_back();
-      s.trial = e.trial;
-      s.probe = probe;
-      s.number = probe ? 0 : e.segment;
-      s.devices = probe ? 1 : ChargedDevices(spec.trial_gpus);
-      s.launched_at = e.at;
-      s.deadlines.emplace_back(e.at, e.deadline);
-      continue;
-    }
-    SegmentSpan* s = FindSpan(spans, e.trial, probe, probe ? 0 : e.segment);
-    if (s == nullptr) continue;
-    if (e.type == Type::kDeadlineMoved) s->deadlines.emplace_back(e.at, e.deadline);
-    if (e.type != Type::kSegmentEnded && e.type != Type::kProbeEnded) continue;
-    s->ended = true;
-    s->ended_at = e.at;
-    // A probe run's charge is journaled as device-seconds; the controller charges it as one
-    // device from its launch for that long, and so does the report.
-    bool ran = probe ? e.seconds > 0 : e.started > 0;
-    s->started = !ran ? 0 : probe ? s->launched_at : e.started;
-    s->finished = !ran ? 0 : probe ? s->launched_at + e.seconds : e.finished;
-    if (!probe && ran) s->devices = e.devices;
+  int trial_devices = ChargedDevices(spec.trial_gpus);
+  for (const Event& event : events) {
+    std::visit(Overloaded{[&](const event::SegmentLaunched& e) {
+                            Launched(spans, e.trial, false, e.segment, trial_devices, e.at,
+                                     e.deadline);
+                          },
+                          [&](const event::ProbeLaunched& e) {
+                            Launched(spans, e.probe, true, 0, 1, e.at, e.deadline);
+                          },
+                          [&](const event::DeadlineMoved& e) {
+                            SegmentSpan* s = FindSpan(spans, e.trial, false, e.segment);
+                            if (s != nullptr) s->deadlines.emplace_back(e.at, e.deadline);
+                          },
+                          [&](const event::SegmentEnded& e) {
+                            SegmentSpan* s = FindSpan(spans, e.trial, false, e.segment);
+                            if (s != nullptr) Ended(*s, e);
+                          },
+                          [&](const event::ProbeEnded& e) {
+                            SegmentSpan* s = FindSpan(spans, e.probe, true, 0);
+                            if (s != nullptr) Ended(*s, e);
+                          },
+                          [](const auto&) {}},
+               event);
   }
   return spans;
 }
@@ -91,7 +121,7 @@ Ledger LedgerAt(const std::vector<SegmentSpan>& spans, double budget_gpu_hours, 
 
 double EndTime(const std::vector<SegmentSpan>& spans, const std::vector<Event>& events,
                double now) {
-  double last = events.empty() ? now : events.back().at;
+  double last = events.empty() ? now : EventTime(events.back());
   for (const SegmentSpan& s : spans) {
     if (!s.ended) return std::max(now, last);
     last = std::max(last, s.finished);
@@ -116,15 +146,17 @@ StatusOr<History> BuildHistory(const ReportInput& in) {
   h.status = in.status;
   h.spans = SegmentSpans(in.spec, in.events);
   h.end = EndTime(h.spans, in.events, in.now_unix_seconds);
-  h.start = in.events.empty() ? h.end : in.events.front().at;
+  h.start = in.events.empty() ? h.end : EventTime(in.events.front());
   std::set<std::pair<int64_t, double>> seen;
   for (const Event& e : in.events) {
-    if (e.type == Event::Type::kTrialPromoted) h.promotions.insert({e.trial, e.rung});
-    if (e.type != Event::Type::kValueRecorded || !std::isfinite(e.value)) continue;
-    int rung = h.model.rungs().IndexOf(e.resource);
-    if (rung < 0 || !seen.insert({e.trial, e.resource}).second) continue;
-    double used = LedgerAt(h.spans, in.spec.budget_gpu_hours, e.at).used() / 3600;
-    h.values.push_back({e.trial, rung, e.resource, e.value, used});
+    if (const auto* p = std::get_if<event::TrialPromoted>(&e))
+      h.promotions.insert({p->trial, p->rung});
+    const auto* v = std::get_if<event::ValueRecorded>(&e);
+    if (v == nullptr || !std::isfinite(v->value)) continue;
+    int rung = h.model.rungs().IndexOf(v->resource);
+    if (rung < 0 || !seen.insert({v->trial, v->resource}).second) continue;
+    double used = LedgerAt(h.spans, in.spec.budget_gpu_hours, v->at).used() / 3600;
+    h.values.push_back({v->trial, rung, v->resource, v->value, used});
   }
   return h;
 }

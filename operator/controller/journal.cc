@@ -50,7 +50,7 @@ StatusOr<std::vector<Event>> Journal::Read(const std::string& path) {
     if (j.is_discarded()) {
       return InvalidArgumentError(path + ":" + std::to_string(number) + ": not a JSON record");
     }
-    StatusOr<Event> e = Event::FromJson(j);
+    StatusOr<Event> e = EventFromJson(j);
     if (!e.ok())
       return InvalidArgumentError(path + ":" + std::to_string(number) + ": " +
                                   e.status().message());
@@ -62,7 +62,7 @@ StatusOr<std::vector<Event>> Journal::Read(const std::string& path) {
 Status Journal::Append(const std::vector<Event>& events) {
   if (events.empty()) return OkStatus();
   std::string text;
-  for (const Event& e : events) text += e.ToJson().dump() + "\n";
+  for (const Event& e : events) text += EventToJson(e).dump() + "\n";
   size_t written = 0;
   while (written < text.size()) {
     ssize_t n = ::write(fd_, text.data() + written, text.size() - written);

@@ -161,11 +161,11 @@ Status SweepController::Carry(const Action& action) {
 }
 
 Status SweepController::CarryOut(const StartSegment& a) {
-  return Start(SpecOf(a), Event::Of(Event::Type::kSegmentEnded, 0, a.trial, a.segment));
+  return Start(SpecOf(a), event::SegmentEnded{.at = 0, .trial = a.trial, .segment = a.segment});
 }
 
 Status SweepController::CarryOut(const StartProbe& a) {
-  return Start(SpecOf(a), Event::Of(Event::Type::kProbeEnded, 0, a.probe));
+  return Start(SpecOf(a), event::ProbeEnded{.at = 0, .probe = a.probe});
 }
 
 Status SweepController::CarryOut(const StopSegment& a) {
@@ -180,15 +180,19 @@ Status SweepController::CarryOut(const SetDeadline& a) {
   return backend_->SetDeadline(model_.trial(a.trial).name, a.segment, a.deadline);
 }
 
-Status SweepController::Start(const SegmentSpec& spec, Event refused) {
+Status SweepController::Start(const SegmentSpec& spec, RefusedEnd refused) {
   Status started = backend_->Start(spec);
   if (started.code() != StatusCode::kInvalidArgument) return started;
   // Refused for good: the segment fails without running, so the trial's retries and
   // spec.maxFailedTrials end it, rather than a start retried on every pass.
-  refused.at = clock_->NowUnixSeconds();
-  refused.reason = ReasonName(Reason::kError);
-  refused.message = "not started: " + started.message();
-  return Record({refused});
+  return std::visit(
+      [&](auto& end) {
+        end.at = clock_->NowUnixSeconds();
+        end.reason = ReasonName(Reason::kError);
+        end.message = "not started: " + started.message();
+        return Record({end});
+      },
+      refused);
 }
 
 Status SweepController::StopOnce(const std::string& name, int segment) {

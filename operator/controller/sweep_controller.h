@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 #include <utility>
+#include <variant>
 
 #include "nlohmann/json.hpp"
 #include "operator/controller/metric_reads.h"
@@ -76,9 +77,10 @@ class SweepController {
   bsw::Status CarryOut(const StopSegment& action);
   bsw::Status CarryOut(const StopProbe& action);
   bsw::Status CarryOut(const SetDeadline& action);
-  // Starts `spec`; when the backend refuses it for good, records `refused` (the segment's or probe
-  // run's end) as an Error instead.
-  bsw::Status Start(const SegmentSpec& spec, Event refused);
+  // A segment's or a probe run's end.
+  using RefusedEnd = std::variant<event::SegmentEnded, event::ProbeEnded>;
+  // Starts `spec`; when the backend refuses it for good, records `refused` as an Error instead.
+  bsw::Status Start(const SegmentSpec& spec, RefusedEnd refused);
   bsw::Status StopOnce(const std::string& name, int segment);
   // What every segment's spec takes from the sweep spec.
   SegmentSpec BaseSpec(int segment, double until, double deadline) const;

@@ -2,6 +2,7 @@
 
 #include <exception>
 #include <utility>
+#include <variant>
 
 #include "operator/adapters/kube/errors.h"
 #include "operator/adapters/kube/json_log.h"
@@ -39,49 +40,50 @@ struct EventNote {
   std::string message;
 };
 
-EventNote NoteFor(const SweepModel& model, const Event& e) {
-  auto name = [&] { return model.trial(e.trial).name; };
+EventNote Note(const SweepModel& model, const event::SegmentLaunched& e) {
   char figures[160];
-  switch (e.type) {
-    case Event::Type::kSegmentLaunched:
-      std::snprintf(figures, sizeof figures, " from %s %g to %g",
-                    model.spec().resource_unit.c_str(), e.from, e.until);
-      return {kube::EventType::kNormal, e.segment == 0 ? "TrialStarted" : "TrialResumed",
-              name() + figures};
-    case Event::Type::kTrialPromoted:
-      std::snprintf(figures, sizeof figures, " past rung %d (%s %g)", e.rung,
-                    model.spec().resource_unit.c_str(), model.rungs().at(e.rung));
-      return {kube::EventType::kNormal, "TrialPromoted",
-              name() + figures + (e.message.empty() ? "" : " " + e.message)};
-    case Event::Type::kTrialStopped:
-      return {e.reason == ReasonName(Reason::kBudgetExhausted) ? kube::EventType::kWarning
-                                                               : kube::EventType::kNormal,
-              "TrialStopped", name() + ": " + e.reason + ": " + e.message};
-    case Event::Type::kSegmentEnded:
-      if (TrainerFailed(e.reason) || e.reason == ReasonName(Reason::kMetricsMissing)) {
-        std::string last_line = e.output.substr(e.output.rfind('\n') + 1);
-        return {kube::EventType::kWarning, "TrialFailed",
-                name() + ": " + e.reason + ": " + e.message +
-                    (last_line.empty() ? "" : ": " + last_line)};
-      }
-      return {};
-    case Event::Type::kSweepFinished: {
-      bool completed = e.phase == SweepPhase::kCompleted;
-      return {completed ? kube::EventType::kNormal : kube::EventType::kWarning,
-              completed ? "SweepCompleted" : SweepPhaseName(e.phase), e.reason + ": " + e.message};
-    }
-    case Event::Type::kThroughputDecided:
-      return {e.trial >= 0 ? kube::EventType::kNormal : kube::EventType::kWarning,
-              "ThroughputDecided", e.reason + ": " + e.message};
-    case Event::Type::kTrialCreated:
-    case Event::Type::kValueRecorded:
-    case Event::Type::kDeadlineMoved:
-    case Event::Type::kProbeLaunched:
-    case Event::Type::kProbeMeasured:
-    case Event::Type::kProbeEnded:
-    case Event::Type::kRungVerdict:
-      return {};
-  }
+  std::snprintf(figures, sizeof figures, " from %s %g to %g", model.spec().resource_unit.c_str(),
+                e.from, e.until);
+  return {kube::EventType::kNormal, e.segment == 0 ? "TrialStarted" : "TrialResumed",
+          model.trial(e.trial).name + figures};
+}
+
+EventNote Note(const SweepModel& model, const event::TrialPromoted& e) {
+  char figures[160];
+  std::snprintf(figures, sizeof figures, " past rung %d (%s %g)", e.rung,
+                model.spec().resource_unit.c_str(), model.rungs().at(e.rung));
+  return {kube::EventType::kNormal, "TrialPromoted",
+          model.trial(e.trial).name + figures + (e.message.empty() ? "" : " " + e.message)};
+}
+
+EventNote Note(const SweepModel& model, const event::TrialStopped& e) {
+  return {e.reason == ReasonName(Reason::kBudgetExhausted) ? kube::EventType::kWarning
+                                                           : kube::EventType::kNormal,
+          "TrialStopped", model.trial(e.trial).name + ": " + e.reason + ": " + e.message};
+}
+
+EventNote Note(const SweepModel& model, const event::SegmentEnded& e) {
+  if (!TrainerFailed(e.reason) && e.reason != ReasonName(Reason::kMetricsMissing)) return {};
+  std::string last_line = e.output.substr(e.output.rfind('\n') + 1);
+  return {kube::EventType::kWarning, "TrialFailed",
+          model.trial(e.trial).name + ": " + e.reason + ": " + e.message +
+              (last_line.empty() ? "" : ": " + last_line)};
+}
+
+EventNote Note(const SweepModel&, const event::SweepFinished& e) {
+  bool completed = e.phase == SweepPhase::kCompleted;
+  return {completed ? kube::EventType::kNormal : kube::EventType::kWarning,
+          completed ? "SweepCompleted" : SweepPhaseName(e.phase), e.reason + ": " + e.message};
+}
+
+EventNote Note(const SweepModel&, const event::ThroughputDecided& e) {
+  return {e.probe >= 0 ? kube::EventType::kNormal : kube::EventType::kWarning, "ThroughputDecided",
+          e.reason + ": " + e.message};
+}
+
+// The other kinds make no Kubernetes Event.
+template <class E>
+EventNote Note(const SweepModel&, const E&) {
   return {};
 }
 
@@ -326,12 +328,12 @@ void SweepReconciler::RecordHeldUpTrials(Runtime& rt, const std::vector<Conditio
 void SweepReconciler::RecordEvent(Runtime& rt, const Event& e) {
   const SweepModel& model = rt.controller->model();
   std::string key = kube::ObjectKey(rt.object);
-  kube::LogEvent("info", "decision", {{"sweep", key}, {"record", e.ToJson()}});
+  kube::LogEvent("info", "decision", {{"sweep", key}, {"record", EventToJson(e)}});
   if (hooks_.on_event) {
     auto [ns, name] = SplitKey(key);
     hooks_.on_event(ns, name, model, e);
   }
-  EventNote note = NoteFor(model, e);
+  EventNote note = std::visit([&model](const auto& one) { return Note(model, one); }, e);
   if (!note.reason.empty()) recorder_.Record(rt.object, note.type, note.reason, note.message);
 }
 

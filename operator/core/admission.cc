@@ -6,8 +6,6 @@
 namespace bsw::decisions {
 namespace {
 
-using Type = Event::Type;
-
 // FillSlots' steps, which share the pass's account, its free slots and the finish reserve.
 class SlotFiller {
  public:
@@ -54,12 +52,13 @@ class SlotFiller {
     occupied_ += launch.part.occupied;
     out_.part.Add(std::move(launch.part));
     out_.ledger = launch.ledger;
-    if (reserve_ && reserve_->trial == decided.trial) reserve_.reset();  // the leader moves on
+    if (reserve_ && EventTrial(decided) == reserve_->trial)
+      reserve_.reset();  // the leader moves on
     return true;
   }
 
   bool Create(int64_t next) {
-    Event created = Event::Of(Type::kTrialCreated, in_.now, next);
+    event::TrialCreated created{.at = in_.now, .trial = next};
     created.params = NewTrialConfig(in_.model, next);
     double until = FirstUntil(in_.model);
     return Take(Launch(in_, out_.ledger, next, 0, 0, until, Free()), created);
@@ -67,7 +66,7 @@ class SlotFiller {
 
   // Resumes paused trial `t` from `rung` toward `until`. Returns false when the budget says no.
   bool Promote(const Trial& t, int rung, double until, const std::string& message) {
-    Event e = Event::Of(Type::kTrialPromoted, in_.now, t.index);
+    event::TrialPromoted e{.at = in_.now, .trial = t.index};
     e.rung = rung;
     e.message = message;
     double from = in_.model.rungs().at(rung);
@@ -115,7 +114,7 @@ Admitted Launch(const PlanInput& in, const Ledger& ledger, int64_t index, int se
     return out;
   }
   double deadline = in.now + requested / pricing.devices();
-  Event launch = Event::Of(Type::kSegmentLaunched, in.now, index, segment);
+  event::SegmentLaunched launch{.at = in.now, .trial = index, .segment = segment};
   launch.from = from;
   launch.until = until;
   launch.deadline = deadline;
@@ -151,8 +150,8 @@ Admitted FillSlots(const PlanInput& in, const Ledger& ledger, int occupied, bool
   return SlotFiller(in, ledger, occupied, denied).Fill();
 }
 
-Event Finish::ToEvent(double now) const {
-  Event e = Event::Of(Type::kSweepFinished, now);
+event::SweepFinished Finish::ToEvent(double now) const {
+  event::SweepFinished e{.at = now};
   e.phase = phase;
   e.reason = ReasonName(reason);
   e.message = message;

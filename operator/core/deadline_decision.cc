@@ -37,7 +37,7 @@ Progress ProgressOf(const PlanInput& in, const Trial& t, const SegmentRecord& se
 
 Admitted MoveDeadline(const PlanInput& in, const Trial& t, const SegmentRecord& seg,
                       double deadline, Admitted out) {
-  Event e = Event::Of(Event::Type::kDeadlineMoved, in.now, t.index, seg.number);
+  event::DeadlineMoved e{.at = in.now, .trial = t.index, .segment = seg.number};
   e.deadline = deadline;
   out.part.events.push_back(e);
   out.part.actions.push_back(SetDeadline{t.index, seg.number, deadline});

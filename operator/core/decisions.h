@@ -105,8 +105,8 @@ SegmentEnd EndOf(const SweepModel& model, const Trial& t, const SegmentRecord& s
                  const SegmentStatus& st);
 // The SegmentEnded event of a segment that ended as `st` shows: EndOf, the trainer's output when
 // it failed, and the charge.
-Event SegmentEndEvent(const PlanInput& in, const Trial& t, const SegmentRecord& seg,
-                      const SegmentStatus& st);
+event::SegmentEnded SegmentEndEvent(const PlanInput& in, const Trial& t, const SegmentRecord& seg,
+                                    const SegmentStatus& st);
 // Whether a trial whose segment ended for `reason` stays active for another segment: a resume
 // after an interruption, or a retry while retries are left.
 bool Relaunches(const SweepSpec& spec, const Trial& t, Reason reason);
@@ -180,7 +180,7 @@ struct Finish {
   Reason reason = Reason::kSweepCompleted;
   std::string message;
 
-  Event ToEvent(double now) const;
+  event::SweepFinished ToEvent(double now) const;
 };
 // Whether a sweep with `occupied` slots taken and `denials` in this pass is over: nothing runs,
 // and the budget refused (BudgetExhausted) or nothing is left to run (Completed).
@@ -200,7 +200,7 @@ struct ProbePhase {
 // within what spec.throughput.maxBudgetFraction leaves; then the decision.
 ProbePhase ReconcileProbes(const PlanInput& in, const Ledger& ledger);
 // The ProbeEnded event of probe `p`, whose run ended as `st` shows.
-Event ProbeEndEvent(const PlanInput& in, const ProbeRun& p, const SegmentStatus& st);
+event::ProbeEnded ProbeEndEvent(const PlanInput& in, const ProbeRun& p, const SegmentStatus& st);
 
 // --- Conditions (conditions.cc) ---
 

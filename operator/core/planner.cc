@@ -25,7 +25,7 @@ std::vector<Event> RecordVerdicts(const SweepModel& model, double now) {
   std::vector<Event> events;
   for (const auto& [index, resource] : model.unrecorded_verdicts()) {
     const RungVerdict& v = model.trial(index).rung_verdicts.at(resource);
-    Event e = Event::Of(Event::Type::kRungVerdict, now, index);
+    event::RungVerdict e{.at = now, .trial = index};
     e.rung = model.rungs().IndexOf(resource);
     e.resource = resource;
     e.verdict = v.verdict;
@@ -91,7 +91,7 @@ std::vector<Event> NewRungValues(const SweepModel& model, const Observed& observ
     const SegmentStatus* st = observed.Segment(t.name, seg.number);
     for (const auto& [resource, value] : m->second.objective_by_resource) {
       if (model.rungs().IndexOf(resource) < 0 || t.rung_values.contains(resource)) continue;
-      Event e = Event::Of(Event::Type::kValueRecorded, now, index);
+      event::ValueRecorded e{.at = now, .trial = index};
       e.resource = resource;
       e.value = value;
       if (st && st->started_unix_seconds && resource > seg.from) {

@@ -5,8 +5,6 @@
 namespace bsw::decisions {
 namespace {
 
-using Type = Event::Type;
-
 // The probe run in flight: started again if the backend lost it, its end recorded, its figures
 // recorded once it measured, and then stopped.
 Part ReconcileProbe(const PlanInput& in, const ProbeRun& p) {
@@ -28,7 +26,7 @@ Part ReconcileProbe(const PlanInput& in, const ProbeRun& p) {
         !m->second.data_wait_ratio) {
       return part;  // still measuring
     }
-    Event e = Event::Of(Type::kProbeMeasured, in.now, p.index);
+    event::ProbeMeasured e{.at = in.now, .probe = p.index};
     e.figures = {*m->second.samples_per_second, *m->second.data_wait_ratio,
                  m->second.accelerator_utilization_ratio};
     part.events.push_back(e);
@@ -62,7 +60,7 @@ NextProbe NextProbeOf(const std::vector<Config>& candidates, const std::vector<P
 ProbePhase Decide(const PlanInput& in, const Ledger& ledger, const std::string& note) {
   ProbePhase phase{{Part{}, ledger}, std::nullopt, std::nullopt};
   ThroughputDecision d = DecideThroughput(in.spec(), in.model.probes(), note);
-  Event e = Event::Of(Type::kThroughputDecided, in.now, d.chosen);
+  event::ThroughputDecided e{.at = in.now, .probe = d.chosen};
   e.reason = ReasonName(d.reason);
   e.message = d.message;
   e.params = d.trial_args;
@@ -102,7 +100,7 @@ ProbePhase ReconcileProbes(const PlanInput& in, const Ledger& ledger) {
   // Admission reserves the probe's share; it holds, as requested is within what is left.
   if (requested >= needed && !after.Admit(requested)) {
     int index = static_cast<int>(probes.size());
-    Event e = Event::Of(Type::kProbeLaunched, in.now, index);
+    event::ProbeLaunched e{.at = in.now, .probe = index};
     e.params = *n.next;
     e.deadline = in.now + requested / pricing.devices();
     Part part;
@@ -118,8 +116,8 @@ ProbePhase ReconcileProbes(const PlanInput& in, const Ledger& ledger) {
           Figures(" (spec.throughput.maxBudgetFraction %g)", throughput.max_budget_fraction));
 }
 
-Event ProbeEndEvent(const PlanInput& in, const ProbeRun& p, const SegmentStatus& st) {
-  Event e = Event::Of(Type::kProbeEnded, in.now, p.index);
+event::ProbeEnded ProbeEndEvent(const PlanInput& in, const ProbeRun& p, const SegmentStatus& st) {
+  event::ProbeEnded e{.at = in.now, .probe = p.index};
   double finish = st.finished_unix_seconds.value_or(in.now);
   e.seconds =
       ChargedDevices(st.devices) * std::max(0.0, finish - st.started_unix_seconds.value_or(finish));

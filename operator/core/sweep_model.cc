@@ -3,28 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <variant>
 
 namespace bsw {
 namespace {
 
-using nlohmann::json;
-
-constexpr const char* kEventNames[] = {
-    "TrialCreated",  "SegmentLaunched",   "ValueRecorded", "DeadlineMoved", "TrialStopped",
-    "TrialPromoted", "SegmentEnded",      "SweepFinished", "ProbeLaunched", "ProbeMeasured",
-    "ProbeEnded",    "ThroughputDecided", "RungVerdict"};
-constexpr const char* kVerdictNames[] = {"Continue", "Stop", "Promote"};
 constexpr const char* kTrialPhaseNames[] = {"Running", "Paused", "Completed", "Stopped", "Failed"};
-constexpr const char* kSweepPhaseNames[] = {"Pending",   "Probing",         "Running",
-                                            "Completed", "BudgetExhausted", "Failed"};
-
-// JSON has no NaN; a diverged trial's value is written as null.
-json Number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
-double NumberOr(const json& j, const char* key, double fallback) {
-  if (!j.contains(key)) return fallback;
-  const json& v = j.at(key);
-  return v.is_number() ? v.get<double>() : std::nan("");
-}
 
 bool Better(Goal goal, double a, double b) {
   if (std::isnan(a)) return false;
@@ -32,17 +16,17 @@ bool Better(Goal goal, double a, double b) {
   return goal == Goal::kMaximize ? a > b : a < b;
 }
 
-std::optional<Verdict> ParseVerdict(const std::string& name) {
-  for (size_t i = 0; i < std::size(kVerdictNames); ++i) {
-    if (name == kVerdictNames[i]) return static_cast<Verdict>(i);
-  }
-  return std::nullopt;
+Status UnknownTrial(int64_t index) {
+  return InvalidArgumentError("event for unknown trial " + std::to_string(index));
 }
 
-json ParamsJson(const Config& params) {
-  json p = json::array();
-  for (const auto& [name, v] : params) p.push_back({name, v});
-  return p;
+Status UnknownProbe(int64_t index) {
+  return InvalidArgumentError("event for unknown probe " + std::to_string(index));
+}
+
+ProbeRun* ProbeFor(std::vector<ProbeRun>& probes, int64_t index) {
+  if (index < 0 || index >= static_cast<int64_t>(probes.size())) return nullptr;
+  return &probes[static_cast<size_t>(index)];
 }
 
 }  // namespace
@@ -50,152 +34,12 @@ json ParamsJson(const Config& params) {
 const char* TrialPhaseName(TrialPhase phase) {
   return kTrialPhaseNames[static_cast<size_t>(phase)];
 }
-const char* SweepPhaseName(SweepPhase phase) {
-  return kSweepPhaseNames[static_cast<size_t>(phase)];
-}
-const char* VerdictName(Verdict verdict) { return kVerdictNames[static_cast<size_t>(verdict)]; }
 
 const RungVerdict* Trial::StopVerdict() const {
   for (const auto& [resource, v] : rung_verdicts) {
     if (v.verdict == Verdict::kStop) return &v;
   }
   return nullptr;
-}
-
-json Event::ToJson() const {
-  json j = {{"event", kEventNames[static_cast<size_t>(type)]}, {"at", at}};
-  switch (type) {
-    case Type::kTrialCreated:
-      j.update({{"trial", trial}, {"params", ParamsJson(params)}});
-      break;
-    case Type::kProbeLaunched:
-      j.update({{"trial", trial}, {"params", ParamsJson(params)}, {"deadline", deadline}});
-      break;
-    case Type::kProbeMeasured:
-      j.update({{"trial", trial},
-                {"samplesPerSecond", figures.samples_per_second},
-                {"dataWaitRatio", figures.data_wait_ratio}});
-      if (figures.accelerator_utilization) {
-        j["acceleratorUtilization"] = *figures.accelerator_utilization;
-      }
-      break;
-    case Type::kProbeEnded:
-      j.update({{"trial", trial}, {"reason", reason}, {"message", message}, {"seconds", seconds}});
-      if (!output.empty()) j["output"] = output;
-      break;
-    case Type::kThroughputDecided:
-      j.update({{"trial", trial},
-                {"reason", reason},
-                {"message", message},
-                {"params", ParamsJson(params)}});
-      break;
-    case Type::kSegmentLaunched:
-      j.update({{"trial", trial},
-                {"segment", segment},
-                {"from", from},
-                {"until", until},
-                {"deadline", deadline}});
-      break;
-    case Type::kValueRecorded:
-      j.update({{"trial", trial},
-                {"resource", resource},
-                {"value", Number(value)},
-                {"seconds", seconds},
-                {"units", units}});
-      break;
-    case Type::kDeadlineMoved:
-      j.update({{"trial", trial}, {"segment", segment}, {"deadline", deadline}});
-      break;
-    case Type::kTrialStopped:
-      j.update({{"trial", trial}, {"reason", reason}, {"message", message}});
-      break;
-    case Type::kTrialPromoted:
-      j.update({{"trial", trial}, {"rung", rung}});
-      if (!message.empty()) j["message"] = message;
-      break;
-    case Type::kSegmentEnded:
-      j.update({{"trial", trial}, {"segment", segment}, {"reason", reason}, {"message", message}});
-      if (!output.empty()) j["output"] = output;
-      if (started > 0)
-        j.update({{"started", started}, {"finished", finished}, {"devices", devices}});
-      break;
-    case Type::kSweepFinished:
-      j.update({{"phase", SweepPhaseName(phase)}, {"reason", reason}, {"message", message}});
-      break;
-    case Type::kRungVerdict:
-      j.update({{"trial", trial},
-                {"rung", rung},
-                {"resource", resource},
-                {"verdict", VerdictName(verdict)}});
-      if (!message.empty()) j["message"] = message;
-      break;
-  }
-  return j;
-}
-
-StatusOr<Event> Event::FromJson(const json& j) {
-  if (!j.is_object() || !j.contains("event") || !j.at("event").is_string()) {
-    return InvalidArgumentError("journal record has no \"event\" name");
-  }
-  Event e;
-  const std::string name = j.at("event").get<std::string>();
-  bool known = false;
-  for (size_t i = 0; i < std::size(kEventNames); ++i) {
-    if (name == kEventNames[i]) {
-      e.type = static_cast<Type>(i);
-      known = true;
-    }
-  }
-  if (!known) return InvalidArgumentError("journal record has unknown event \"" + name + "\"");
-  auto str = [&](const char* key) {
-    return j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : "";
-  };
-  auto integer = [&](const char* key) {
-    return j.contains(key) && j.at(key).is_number_integer() ? j.at(key).get<int64_t>() : -1;
-  };
-  e.at = NumberOr(j, "at", 0);
-  e.trial = integer("trial");
-  e.segment = static_cast<int>(integer("segment"));
-  e.from = NumberOr(j, "from", 0);
-  e.until = NumberOr(j, "until", 0);
-  e.deadline = NumberOr(j, "deadline", 0);
-  e.resource = NumberOr(j, "resource", 0);
-  e.value = NumberOr(j, "value", 0);
-  e.seconds = NumberOr(j, "seconds", 0);
-  e.units = NumberOr(j, "units", 0);
-  e.rung = static_cast<int>(integer("rung"));
-  e.reason = str("reason");
-  e.message = str("message");
-  e.output = str("output");
-  e.started = NumberOr(j, "started", 0);
-  e.finished = NumberOr(j, "finished", 0);
-  e.devices = std::max(0, static_cast<int>(integer("devices")));
-  e.figures.samples_per_second = NumberOr(j, "samplesPerSecond", 0);
-  e.figures.data_wait_ratio = NumberOr(j, "dataWaitRatio", 0);
-  if (j.contains("acceleratorUtilization")) {
-    e.figures.accelerator_utilization = NumberOr(j, "acceleratorUtilization", 0);
-  }
-  if (e.type == Type::kSweepFinished) {
-    std::string phase = str("phase");
-    for (size_t i = 0; i < std::size(kSweepPhaseNames); ++i) {
-      if (phase == kSweepPhaseNames[i]) e.phase = static_cast<SweepPhase>(i);
-    }
-  }
-  if (e.type == Type::kRungVerdict) {
-    std::optional<Verdict> verdict = ParseVerdict(str("verdict"));
-    if (!verdict) {
-      return InvalidArgumentError("journal record has unknown verdict \"" + str("verdict") + "\"");
-    }
-    e.verdict = *verdict;
-  }
-  if (j.contains("params") && j.at("params").is_array()) {
-    for (const json& p : j.at("params")) {
-      if (p.is_array() && p.size() == 2 && p[0].is_string()) {
-        e.params.emplace_back(p[0].get<std::string>(), p[1]);
-      }
-    }
-  }
-  return e;
 }
 
 SweepModel::SweepModel(const SweepSpec& spec)
@@ -225,7 +69,14 @@ std::optional<int64_t> SweepModel::FindTrial(const std::string& name) const {
   return it->second;
 }
 
-Trial* SweepModel::Mutable(int64_t index) {
+void SweepModel::LeaveProbePhase() {
+  if (phase_ == SweepPhase::kPending || phase_ == SweepPhase::kProbing) {
+    phase_ = SweepPhase::kRunning;
+  }
+}
+
+Trial* SweepModel::TrialFor(int64_t index) {
+  LeaveProbePhase();
   if (index < 0 || index >= trial_count()) return nullptr;
   return &trials_[static_cast<size_t>(index)];
 }
@@ -243,7 +94,7 @@ void SweepModel::SetPhase(Trial& t, TrialPhase phase) {
   if (phase == TrialPhase::kStopped || phase == TrialPhase::kFailed) scheduler_.Withdraw(t.index);
 }
 
-void SweepModel::RecordValue(Trial& t, const Event& e) {
+void SweepModel::RecordValue(Trial& t, const event::ValueRecorded& e) {
   int rung = rungs_.IndexOf(e.resource);
   if (rung < 0 || t.rung_values.contains(e.resource)) return;
   t.rung_values[e.resource] = e.value;
@@ -301,87 +152,97 @@ void SweepModel::SetVerdict(Trial& t, double resource, RungVerdict verdict) {
   }
 }
 
-Status SweepModel::Apply(const Event& e) {
-  using Type = Event::Type;
-  if (e.type == Type::kSweepFinished) {
-    phase_ = e.phase;
-    finish_reason_ = e.reason;
-    finish_message_ = e.message;
-    return OkStatus();
+Status SweepModel::Apply(const Event& event) {
+  return std::visit([this](const auto& e) { return On(e); }, event);
+}
+
+Status SweepModel::On(const event::TrialCreated& e) {
+  LeaveProbePhase();
+  if (e.trial != trial_count()) {
+    return InvalidArgumentError("trial " + std::to_string(e.trial) + " created out of order");
   }
-  if (e.type == Type::kProbeLaunched || e.type == Type::kProbeMeasured ||
-      e.type == Type::kProbeEnded || e.type == Type::kThroughputDecided) {
-    return ApplyProbeEvent(e);
-  }
-  if (phase_ == SweepPhase::kPending || phase_ == SweepPhase::kProbing) {
-    phase_ = SweepPhase::kRunning;
-  }
-  if (e.type == Type::kTrialCreated) {
-    if (e.trial != trial_count()) {
-      return InvalidArgumentError("trial " + std::to_string(e.trial) + " created out of order");
-    }
-    Trial t;
-    t.index = e.trial;
-    t.name = TrialName(e.trial);
-    t.params = e.params;
-    by_name_[t.name] = t.index;
-    trials_.push_back(std::move(t));
-    ++counts_[static_cast<size_t>(TrialPhase::kRunning)];
-    active_.insert(e.trial);
-    return OkStatus();
-  }
-  Trial* t = Mutable(e.trial);
-  if (t == nullptr)
-    return InvalidArgumentError("event for unknown trial " + std::to_string(e.trial));
-  switch (e.type) {
-    case Type::kSegmentLaunched: {
-      SegmentRecord& seg = t->segments.emplace_back();
-      seg.number = e.segment;
-      seg.from = e.from;
-      seg.until = e.until;
-      seg.deadline = e.deadline;
-      seg.launched_at = e.at;
-      SetPhase(*t, TrialPhase::kRunning);
-      break;
-    }
-    case Type::kValueRecorded:
-      RecordValue(*t, e);
-      break;
-    case Type::kDeadlineMoved:
-      if (!t->segments.empty()) t->segments.back().deadline = e.deadline;
-      break;
-    case Type::kTrialStopped:
-      t->stop_requested = true;
-      t->reason = e.reason;
-      t->message = e.message;
-      if (t->segments.empty() || t->segments.back().ended) SetPhase(*t, TrialPhase::kStopped);
-      break;
-    case Type::kTrialPromoted:
-      if (e.rung < 0 || e.rung >= scheduler_.decision_rungs()) {
-        return InvalidArgumentError("trial " + std::to_string(e.trial) + " promoted from rung " +
-                                    std::to_string(e.rung) + ", which decides nothing");
-      }
-      scheduler_.MarkPromoted(e.trial, e.rung);
-      SetVerdict(*t, rungs_.at(e.rung), RungVerdict{Verdict::kPromote, e.message, true});
-      break;
-    case Type::kSegmentEnded:
-      EndSegment(*t, e);
-      break;
-    case Type::kRungVerdict:
-      SetVerdict(*t, e.resource, RungVerdict{e.verdict, e.message, true});
-      break;
-    case Type::kTrialCreated:
-    case Type::kSweepFinished:
-    case Type::kProbeLaunched:
-    case Type::kProbeMeasured:
-    case Type::kProbeEnded:
-    case Type::kThroughputDecided:
-      break;
-  }
+  Trial t;
+  t.index = e.trial;
+  t.name = TrialName(e.trial);
+  t.params = e.params;
+  by_name_[t.name] = t.index;
+  trials_.push_back(std::move(t));
+  ++counts_[static_cast<size_t>(TrialPhase::kRunning)];
+  active_.insert(e.trial);
   return OkStatus();
 }
 
-void SweepModel::EndSegment(Trial& t, const Event& e) {
+Status SweepModel::On(const event::SegmentLaunched& e) {
+  Trial* t = TrialFor(e.trial);
+  if (t == nullptr) return UnknownTrial(e.trial);
+  SegmentRecord& seg = t->segments.emplace_back();
+  seg.number = e.segment;
+  seg.from = e.from;
+  seg.until = e.until;
+  seg.deadline = e.deadline;
+  seg.launched_at = e.at;
+  SetPhase(*t, TrialPhase::kRunning);
+  return OkStatus();
+}
+
+Status SweepModel::On(const event::ValueRecorded& e) {
+  Trial* t = TrialFor(e.trial);
+  if (t == nullptr) return UnknownTrial(e.trial);
+  RecordValue(*t, e);
+  return OkStatus();
+}
+
+Status SweepModel::On(const event::DeadlineMoved& e) {
+  Trial* t = TrialFor(e.trial);
+  if (t == nullptr) return UnknownTrial(e.trial);
+  if (!t->segments.empty()) t->segments.back().deadline = e.deadline;
+  return OkStatus();
+}
+
+Status SweepModel::On(const event::TrialStopped& e) {
+  Trial* t = TrialFor(e.trial);
+  if (t == nullptr) return UnknownTrial(e.trial);
+  t->stop_requested = true;
+  t->reason = e.reason;
+  t->message = e.message;
+  if (t->segments.empty() || t->segments.back().ended) SetPhase(*t, TrialPhase::kStopped);
+  return OkStatus();
+}
+
+Status SweepModel::On(const event::TrialPromoted& e) {
+  Trial* t = TrialFor(e.trial);
+  if (t == nullptr) return UnknownTrial(e.trial);
+  if (e.rung < 0 || e.rung >= scheduler_.decision_rungs()) {
+    return InvalidArgumentError("trial " + std::to_string(e.trial) + " promoted from rung " +
+                                std::to_string(e.rung) + ", which decides nothing");
+  }
+  scheduler_.MarkPromoted(e.trial, e.rung);
+  SetVerdict(*t, rungs_.at(e.rung), RungVerdict{Verdict::kPromote, e.message, true});
+  return OkStatus();
+}
+
+Status SweepModel::On(const event::SegmentEnded& e) {
+  Trial* t = TrialFor(e.trial);
+  if (t == nullptr) return UnknownTrial(e.trial);
+  EndSegment(*t, e);
+  return OkStatus();
+}
+
+Status SweepModel::On(const event::RungVerdict& e) {
+  Trial* t = TrialFor(e.trial);
+  if (t == nullptr) return UnknownTrial(e.trial);
+  SetVerdict(*t, e.resource, RungVerdict{e.verdict, e.message, true});
+  return OkStatus();
+}
+
+Status SweepModel::On(const event::SweepFinished& e) {
+  phase_ = e.phase;
+  finish_reason_ = e.reason;
+  finish_message_ = e.message;
+  return OkStatus();
+}
+
+void SweepModel::EndSegment(Trial& t, const event::SegmentEnded& e) {
   if (t.segments.empty()) return;
   SegmentRecord& seg = t.segments.back();
   seg.ended = true;
@@ -411,45 +272,47 @@ void SweepModel::EndSegment(Trial& t, const Event& e) {
   }
 }
 
-Status SweepModel::ApplyProbeEvent(const Event& e) {
-  using Type = Event::Type;
-  if (e.type == Type::kThroughputDecided) {
-    ThroughputDecision d;
-    d.chosen = static_cast<int>(e.trial);
-    d.reason = ParseReason(e.reason).value_or(Reason::kNothingMeasured);
-    d.target_met = d.reason == Reason::kTargetMet;
-    d.message = e.message;
-    d.trial_args = e.params;
-    decision_ = std::move(d);
-    if (!finished()) phase_ = SweepPhase::kRunning;
-    return OkStatus();
+Status SweepModel::On(const event::ThroughputDecided& e) {
+  ThroughputDecision d;
+  d.chosen = static_cast<int>(e.probe);
+  d.reason = ParseReason(e.reason).value_or(Reason::kNothingMeasured);
+  d.target_met = d.reason == Reason::kTargetMet;
+  d.message = e.message;
+  d.trial_args = e.params;
+  decision_ = std::move(d);
+  if (!finished()) phase_ = SweepPhase::kRunning;
+  return OkStatus();
+}
+
+Status SweepModel::On(const event::ProbeLaunched& e) {
+  if (e.probe != static_cast<int64_t>(probes_.size())) {
+    return InvalidArgumentError("probe " + std::to_string(e.probe) + " launched out of order");
   }
-  if (e.type == Type::kProbeLaunched) {
-    if (e.trial != static_cast<int64_t>(probes_.size())) {
-      return InvalidArgumentError("probe " + std::to_string(e.trial) + " launched out of order");
-    }
-    ProbeRun p;
-    p.index = static_cast<int>(e.trial);
-    p.name = ProbeName(p.index);
-    p.settings = e.params;
-    p.launched_at = e.at;
-    p.deadline = e.deadline;
-    probes_.push_back(std::move(p));
-    if (phase_ == SweepPhase::kPending) phase_ = SweepPhase::kProbing;
-    return OkStatus();
-  }
-  if (e.trial < 0 || e.trial >= static_cast<int64_t>(probes_.size())) {
-    return InvalidArgumentError("event for unknown probe " + std::to_string(e.trial));
-  }
-  ProbeRun& p = probes_[static_cast<size_t>(e.trial)];
-  if (e.type == Type::kProbeMeasured) {
-    p.figures = e.figures;
-  } else {
-    p.ended = true;
-    p.reason = e.reason;
-    p.message = e.message;
-    p.charged_device_seconds = e.seconds;
-  }
+  ProbeRun p;
+  p.index = static_cast<int>(e.probe);
+  p.name = ProbeName(p.index);
+  p.settings = e.params;
+  p.launched_at = e.at;
+  p.deadline = e.deadline;
+  probes_.push_back(std::move(p));
+  if (phase_ == SweepPhase::kPending) phase_ = SweepPhase::kProbing;
+  return OkStatus();
+}
+
+Status SweepModel::On(const event::ProbeMeasured& e) {
+  ProbeRun* p = ProbeFor(probes_, e.probe);
+  if (p == nullptr) return UnknownProbe(e.probe);
+  p->figures = e.figures;
+  return OkStatus();
+}
+
+Status SweepModel::On(const event::ProbeEnded& e) {
+  ProbeRun* p = ProbeFor(probes_, e.probe);
+  if (p == nullptr) return UnknownProbe(e.probe);
+  p->ended = true;
+  p->reason = e.reason;
+  p->message = e.message;
+  p->charged_device_seconds = e.seconds;
   return OkStatus();
 }
 

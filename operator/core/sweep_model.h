@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "base/status.h"
-#include "nlohmann/json.hpp"
 #include "operator/core/api.h"
 #include "operator/core/asha.h"
+#include "operator/core/event.h"
 #include "operator/core/ledger.h"
 #include "operator/core/probe.h"
 #include "operator/core/reason.h"
@@ -22,79 +22,9 @@
 namespace bsw {
 
 enum class TrialPhase { kRunning, kPaused, kCompleted, kStopped, kFailed };
-enum class SweepPhase { kPending, kProbing, kRunning, kCompleted, kBudgetExhausted, kFailed };
-
 const char* TrialPhaseName(TrialPhase phase);
 // The deterministic name of a sweep's trial: "<sweep>-t0007".
 std::string TrialName(const std::string& sweep, int64_t index);
-const char* SweepPhaseName(SweepPhase phase);
-
-// What a rung decided for a trial that reached it. Stop mode: continue or stop when its value
-// arrives; pause mode: promote when a slot takes it on.
-enum class Verdict { kContinue, kStop, kPromote };
-const char* VerdictName(Verdict verdict);
-
-// A change to the sweep, as written to the journal before it is carried out. Replaying the
-// journal's events in order rebuilds the model exactly, including every ASHA decision: each is a
-// recorded event (kRungVerdict, kTrialPromoted), never recomputed.
-struct Event {
-  enum class Type {
-    kTrialCreated,     // trial, params
-    kSegmentLaunched,  // trial, segment, from, until, deadline
-    kValueRecorded,    // trial, resource, value, seconds, units (progress measured in the segment)
-    kDeadlineMoved,    // trial, segment, deadline
-    kTrialStopped,     // trial, reason, message: the sweep decided to stop it
-    kTrialPromoted,    // trial, rung, message (why, when it skips the 1/η quota)
-    kSegmentEnded,     // trial, segment, reason ("" when it succeeded), message, output (when
-                       // the trainer failed), and the charge: started, finished, devices (when
-                       // the segment ran)
-    kSweepFinished,    // phase, reason, message
-    kProbeLaunched,    // trial (the probe's index), params (its settings), deadline
-    kProbeMeasured,    // trial, figures
-    kProbeEnded,       // trial, reason ("" when measured), message, output, seconds
-                       // (device-seconds)
-    kThroughputDecided,  // trial (the chosen probe, -1 for none), reason, message, params
-    kRungVerdict,        // trial, rung, resource, verdict (kContinue or kStop), message (why a
-                         // stop)
-  };
-  Type type = Type::kTrialCreated;
-  double at = 0;  // unix seconds when it was decided
-  int64_t trial = -1;
-  int segment = 0;
-  Config params;
-  double from = 0;
-  double until = 0;
-  double deadline = 0;
-  double resource = 0;
-  double value = 0;
-  double seconds = 0;
-  double units = 0;
-  int rung = 0;
-  Verdict verdict = Verdict::kContinue;
-  SweepPhase phase = SweepPhase::kRunning;
-  std::string reason;
-  std::string message;
-  // kSegmentEnded, kProbeEnded: the end of the trainer's output when it failed (OutputTail).
-  std::string output;
-  // kSegmentEnded: the backend's start and finish times (0 when it never ran) and its charged
-  // devices. Recorded so the charge outlives the backend's own record (a deleted pod).
-  double started = 0;
-  double finished = 0;
-  int devices = 0;
-  ProbeFigures figures;
-
-  static Event Of(Type type, double at, int64_t trial = -1, int segment = 0) {
-    Event e;
-    e.type = type;
-    e.at = at;
-    e.trial = trial;
-    e.segment = segment;
-    return e;
-  }
-
-  nlohmann::json ToJson() const;
-  static StatusOr<Event> FromJson(const nlohmann::json& j);
-};
 
 struct SegmentRecord {
   int number = 0;
@@ -210,12 +140,27 @@ class SweepModel {
   }
 
  private:
-  Trial* Mutable(int64_t index);
+  // Events about trials end the probe phase.
+  void LeaveProbePhase();
+  // LeaveProbePhase, then the trial an event is about, or null when unknown.
+  Trial* TrialFor(int64_t index);
   void SetPhase(Trial& t, TrialPhase phase);
-  void RecordValue(Trial& t, const Event& e);
+  void RecordValue(Trial& t, const event::ValueRecorded& e);
   void SetVerdict(Trial& t, double resource, RungVerdict verdict);
-  void EndSegment(Trial& t, const Event& e);
-  Status ApplyProbeEvent(const Event& e);
+  void EndSegment(Trial& t, const event::SegmentEnded& e);
+  Status On(const event::TrialCreated& e);
+  Status On(const event::SegmentLaunched& e);
+  Status On(const event::ValueRecorded& e);
+  Status On(const event::DeadlineMoved& e);
+  Status On(const event::TrialStopped& e);
+  Status On(const event::TrialPromoted& e);
+  Status On(const event::SegmentEnded& e);
+  Status On(const event::SweepFinished& e);
+  Status On(const event::ProbeLaunched& e);
+  Status On(const event::ProbeMeasured& e);
+  Status On(const event::ProbeEnded& e);
+  Status On(const event::ThroughputDecided& e);
+  Status On(const event::RungVerdict& e);
 
   SweepSpec spec_;
   Rungs rungs_;

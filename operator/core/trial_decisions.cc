@@ -6,8 +6,6 @@
 namespace bsw::decisions {
 namespace {
 
-using Type = Event::Type;
-
 StopSegment StopAction(const Trial& t, const std::string& reason) {
   return StopSegment{t.index, t.segments.back().number, reason};
 }
@@ -37,7 +35,7 @@ SegmentEnd FailedEnd(const Trial& t, const SegmentStatus& st) {
 Part UnseenSegment(const PlanInput& in, const Trial& t, const SegmentRecord& seg) {
   Part part;
   if (t.stop_requested) {
-    Event e = Event::Of(Type::kSegmentEnded, in.now, t.index, seg.number);
+    event::SegmentEnded e{.at = in.now, .trial = t.index, .segment = seg.number};
     e.reason = ReasonName(Reason::kStopped);
     e.message = "stopped before it started";
     part.events.push_back(e);
@@ -55,7 +53,7 @@ Admitted LaunchWaiting(const PlanInput& in, const Trial& t, const Ledger& ledger
   double until = t.segments.empty() ? FirstUntil(in.model) : t.segments.back().until;
   Admitted launch = Launch(in, ledger, t.index, next, t.progress(), until, free_slots);
   if (launch.part.events.empty()) {
-    Event e = Event::Of(Type::kTrialStopped, in.now, t.index);
+    event::TrialStopped e{.at = in.now, .trial = t.index};
     e.reason = ReasonName(Reason::kBudgetExhausted);
     e.message = launch.part.denials.front().Message();
     launch.part.events.push_back(e);
@@ -130,10 +128,10 @@ SegmentEnd EndOf(const SweepModel& model, const Trial& t, const SegmentRecord& s
   return FailedEnd(t, st);
 }
 
-Event SegmentEndEvent(const PlanInput& in, const Trial& t, const SegmentRecord& seg,
-                      const SegmentStatus& st) {
+event::SegmentEnded SegmentEndEvent(const PlanInput& in, const Trial& t, const SegmentRecord& seg,
+                                    const SegmentStatus& st) {
   SegmentEnd end = EndOf(in.model, t, seg, st);
-  Event e = Event::Of(Type::kSegmentEnded, in.now, t.index, seg.number);
+  event::SegmentEnded e{.at = in.now, .trial = t.index, .segment = seg.number};
   e.reason = ReasonName(end.reason);
   e.message = std::move(end.message);
   if (TrainerFailed(end.reason)) e.output = st.output_tail;
@@ -176,7 +174,7 @@ MetricsCheck CheckMetrics(const PlanInput& in, const Trial& t, const SegmentReco
 Part StopTrial(const PlanInput& in, const Trial& t, Reason reason, const std::string& message,
                bool live) {
   Part part;
-  Event e = Event::Of(Type::kTrialStopped, in.now, t.index);
+  event::TrialStopped e{.at = in.now, .trial = t.index};
   e.reason = ReasonName(reason);
   e.message = message;
   part.events.push_back(e);

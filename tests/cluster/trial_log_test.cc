@@ -36,7 +36,7 @@ Json Sweep(const std::string& name) {
 }
 
 Event Created(int64_t trial, double lr) {
-  Event e = Event::Of(Event::Type::kTrialCreated, 100 + trial, trial);
+  event::TrialCreated e{.at = 100 + static_cast<double>(trial), .trial = trial};
   e.params = {{"lr", lr}};
   return e;
 }
@@ -88,17 +88,17 @@ TEST_F(TrialLogCluster, EventsComeBackInTheOrderTheyWereAppendedAcrossTrialsAndT
   // One cached trial: appends that alternate between trials read the evicted object first.
   TrialLog log(*client_, ns_, owner, /*cached_trials=*/1);
   ASSERT_TRUE(log.ReadAll().ok());
-  Event launched = Event::Of(Event::Type::kSegmentLaunched, 103, 0, 0);
+  event::SegmentLaunched launched{.at = 103, .trial = 0, .segment = 0};
   launched.until = 9;
   launched.deadline = 200;
-  Event value = Event::Of(Event::Type::kValueRecorded, 104, 1);
+  event::ValueRecorded value{.at = 104, .trial = 1};
   value.resource = 1;
   value.value = 0.5;
-  Event ended = Event::Of(Event::Type::kSegmentEnded, 105, 0, 0);
+  event::SegmentEnded ended{.at = 105, .trial = 0, .segment = 0};
   ended.started = 103.5;
   ended.finished = 150.25;
   ended.devices = 2;
-  Event finished = Event::Of(Event::Type::kSweepFinished, 106);
+  event::SweepFinished finished{.at = 106};
   finished.phase = SweepPhase::kCompleted;
   finished.reason = "MaxTrialsReached";
   ASSERT_TRUE(log.Append({Created(0, 0.01), Created(1, 0.002), launched}).ok());
@@ -108,17 +108,15 @@ TEST_F(TrialLogCluster, EventsComeBackInTheOrderTheyWereAppendedAcrossTrialsAndT
   StatusOr<std::vector<Event>> events = fresh.ReadAll();
   ASSERT_TRUE(events.ok()) << events.status().message();
   ASSERT_EQ(events->size(), 6u);
-  std::vector<Event::Type> types;
-  for (const Event& e : *events) types.push_back(e.type);
-  EXPECT_EQ(types,
-            (std::vector<Event::Type>{Event::Type::kTrialCreated, Event::Type::kTrialCreated,
-                                      Event::Type::kSegmentLaunched, Event::Type::kValueRecorded,
-                                      Event::Type::kSegmentEnded, Event::Type::kSweepFinished}));
-  EXPECT_EQ((*events)[1].trial, 1);
-  EXPECT_EQ((*events)[4].started, 103.5);
-  EXPECT_EQ((*events)[4].finished, 150.25);
-  EXPECT_EQ((*events)[4].devices, 2);
-  EXPECT_EQ((*events)[5].phase, SweepPhase::kCompleted);
+  std::vector<std::string> types;
+  for (const Event& e : *events) types.push_back(EventName(e));
+  EXPECT_EQ(types, (std::vector<std::string>{"TrialCreated", "TrialCreated", "SegmentLaunched",
+                                             "ValueRecorded", "SegmentEnded", "SweepFinished"}));
+  EXPECT_EQ(std::get<event::TrialCreated>((*events)[1]).trial, 1);
+  EXPECT_EQ(std::get<event::SegmentEnded>((*events)[4]).started, 103.5);
+  EXPECT_EQ(std::get<event::SegmentEnded>((*events)[4]).finished, 150.25);
+  EXPECT_EQ(std::get<event::SegmentEnded>((*events)[4]).devices, 2);
+  EXPECT_EQ(std::get<event::SweepFinished>((*events)[5]).phase, SweepPhase::kCompleted);
 
   StatusOr<Json> trial = client_->Get(kBudgetSweepTrials, ns_, "order-t0001");
   ASSERT_TRUE(trial.ok()) << trial.status().message();
@@ -130,21 +128,21 @@ TEST_F(TrialLogCluster, EventsComeBackInTheOrderTheyWereAppendedAcrossTrialsAndT
   EXPECT_EQ(sweep->at("status").at("sweepEvents").size(), 1u);
 
   // It continues the sequence: a later append sorts after everything before it.
-  Event stopped = Event::Of(Event::Type::kTrialStopped, 107, 1);
+  event::TrialStopped stopped{.at = 107, .trial = 1};
   stopped.reason = "RungCutoff";
   ASSERT_TRUE(fresh.Append({stopped}).ok());
   TrialLog third(*client_, ns_, owner, 8);
   StatusOr<std::vector<Event>> again = third.ReadAll();
   ASSERT_TRUE(again.ok());
   ASSERT_EQ(again->size(), 7u);
-  EXPECT_EQ(again->back().type, Event::Type::kTrialStopped);
+  EXPECT_TRUE(std::holds_alternative<event::TrialStopped>(again->back()));
 }
 
 TEST_F(TrialLogCluster, ForEachHandsOutWhatReadAllReturnsAndStopsAtTheFirstError) {
   SweepOwner owner = CreateSweep("each");
   TrialLog log(*client_, ns_, owner, 8);
   ASSERT_TRUE(log.ReadAll().ok());
-  Event finished = Event::Of(Event::Type::kSweepFinished, 106);
+  event::SweepFinished finished{.at = 106};
   finished.phase = SweepPhase::kCompleted;
   ASSERT_TRUE(log.Append({Created(0, 0.01), Created(1, 0.002)}).ok());
   ASSERT_TRUE(log.Append({Created(2, 0.03), finished}).ok());
@@ -153,10 +151,10 @@ TEST_F(TrialLogCluster, ForEachHandsOutWhatReadAllReturnsAndStopsAtTheFirstError
   StatusOr<std::vector<Event>> all = fresh.ReadAll();
   ASSERT_TRUE(all.ok()) << all.status().message();
   std::vector<std::string> read, handed;
-  for (const Event& e : *all) read.push_back(e.ToJson().dump());
+  for (const Event& e : *all) read.push_back(EventToJson(e).dump());
   ASSERT_TRUE(fresh
                   .ForEach([&](const Event& e) {
-                    handed.push_back(e.ToJson().dump());
+                    handed.push_back(EventToJson(e).dump());
                     return OkStatus();
                   })
                   .ok());
@@ -177,10 +175,10 @@ TEST_F(TrialLogCluster, AStaleWriterAddsItsEventsWithoutLosingTheOthers) {
   ASSERT_TRUE(first.Append({Created(0, 0.01)}).ok());
   TrialLog second(*client_, ns_, owner, 8);  // a new leader that read the log now
   ASSERT_TRUE(second.ReadAll().ok());
-  Event a = Event::Of(Event::Type::kTrialStopped, 110, 0);
+  event::TrialStopped a{.at = 110, .trial = 0};
   a.reason = "First";
   ASSERT_TRUE(first.Append({a}).ok());
-  Event b = Event::Of(Event::Type::kTrialPromoted, 111, 0);
+  event::TrialPromoted b{.at = 111, .trial = 0};
   b.rung = 0;
   // second's copy of the object is stale: Conflict, re-read, merge.
   Status written = second.Append({b});

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <utility>
+#include <variant>
 
 #include "operator/adapters/kube/errors.h"
 #include "operator/adapters/kube/resources.h"
@@ -11,28 +12,6 @@ namespace bsw::kube {
 namespace {
 
 int64_t SeqOf(const Json& record) { return record.value("seq", int64_t{-1}); }
-
-// Events about one trial go to its object; the probe phase and the sweep's end to the sweep's.
-bool TrialScoped(Event::Type type) {
-  switch (type) {
-    case Event::Type::kTrialCreated:
-    case Event::Type::kSegmentLaunched:
-    case Event::Type::kValueRecorded:
-    case Event::Type::kDeadlineMoved:
-    case Event::Type::kTrialStopped:
-    case Event::Type::kTrialPromoted:
-    case Event::Type::kSegmentEnded:
-    case Event::Type::kRungVerdict:
-      return true;
-    case Event::Type::kSweepFinished:
-    case Event::Type::kProbeLaunched:
-    case Event::Type::kProbeMeasured:
-    case Event::Type::kProbeEnded:
-    case Event::Type::kThroughputDecided:
-      return false;
-  }
-  return false;
-}
 
 std::string OwnerUid(const Json& object) {
   for (const Json& ref : object.value("/metadata/ownerReferences"_json_pointer, Json::array())) {
@@ -159,7 +138,7 @@ Status TrialLog::Read(bool collect_stale, const std::function<Status(const Event
   records.SortBySeq();
   next_seq_ = 0;
   for (size_t i = 0; i < records.size(); ++i) {
-    StatusOr<Event> e = Event::FromJson(records.Record(i));
+    StatusOr<Event> e = EventFromJson(records.Record(i));
     if (!e.ok()) return InvalidArgumentError(Describe() + ": " + e.status().message());
     if (Status s = apply(*e); !s.ok()) return s;
     next_seq_ = records.Seq(i) + 1;
@@ -170,13 +149,16 @@ Status TrialLog::Read(bool collect_stale, const std::function<Status(const Event
 Status TrialLog::Append(const std::vector<Event>& events) {
   size_t i = 0;
   while (i < events.size()) {
-    auto owner_of = [](const Event& e) { return TrialScoped(e.type) ? e.trial : int64_t{-1}; };
+    // Events about one trial go to its object; the probe phase and the sweep's end to the sweep's.
+    auto owner_of = [](const Event& e) { return EventTrial(e).value_or(-1); };
     int64_t trial = owner_of(events[i]);
     const Config* params = nullptr;
     std::vector<Json> run;
     for (; i < events.size() && owner_of(events[i]) == trial; ++i) {
-      if (events[i].type == Event::Type::kTrialCreated) params = &events[i].params;
-      Json record = events[i].ToJson();
+      if (const auto* created = std::get_if<event::TrialCreated>(&events[i])) {
+        params = &created->params;
+      }
+      Json record = EventToJson(events[i]);
       record["seq"] = next_seq_++;
       run.push_back(std::move(record));
     }

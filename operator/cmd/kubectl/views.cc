@@ -3,6 +3,7 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <variant>
 
 #include "operator/cmd/kubectl/format.h"
 #include "operator/core/reason.h"
@@ -71,7 +72,7 @@ std::string LatestValue(const Trial& t) {
 struct Replay {
   explicit Replay(const SweepSpec& spec) : model(spec) {}
   SweepModel model;
-  std::map<int64_t, Event> last_failure;
+  std::map<int64_t, event::SegmentEnded> last_failure;
 };
 
 StatusOr<Replay> ReplayEvents(const SweepSpec& spec, const std::vector<Event>& events) {
@@ -82,9 +83,8 @@ StatusOr<Replay> ReplayEvents(const SweepSpec& spec, const std::vector<Event>& e
       return InvalidArgumentError(spec.namespace_name + "/" + spec.name +
                                   ": its records do not replay: " + applied.message());
     }
-    if (e.type == Event::Type::kSegmentEnded && TrainerFailed(e.reason)) {
-      replay.last_failure[e.trial] = e;
-    }
+    const auto* ended = std::get_if<event::SegmentEnded>(&e);
+    if (ended && TrainerFailed(ended->reason)) replay.last_failure[ended->trial] = *ended;
   }
   return replay;
 }
@@ -205,7 +205,7 @@ StatusOr<std::string> TrialsView(const SweepSpec& spec, const std::vector<Event>
     auto failure = replay->last_failure.find(i);
     bool shown = t.phase == TrialPhase::kFailed || t.reason == ReasonName(Reason::kDiverged);
     if (!shown || failure == replay->last_failure.end()) continue;
-    const Event& e = failure->second;
+    const event::SegmentEnded& e = failure->second;
     failures += "\n" + t.name + ": " + e.reason + " in segment " + std::to_string(e.segment) +
                 (e.message.empty() ? "" : ": " + e.message) + "\n" +
                 (e.output.empty() ? "    (no output recorded)\n" : IndentedLines(e.output, "    "));

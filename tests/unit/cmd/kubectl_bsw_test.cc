@@ -133,12 +133,12 @@ SweepSpec Spec() { return ParseSweep(SweepObject()).value(); }
 std::vector<Event> Launch(int64_t trial, int segment, double at, double deadline) {
   std::vector<Event> events;
   if (segment == 0) {
-    Event created = Event::Of(Event::Type::kTrialCreated, at, trial);
+    event::TrialCreated created{.at = at, .trial = trial};
     created.params = {{"lr", 0.01 * static_cast<double>(trial + 1)},
                       {"optimizer", trial % 2 ? "sgd" : "adamw"}};
     events.push_back(created);
   }
-  Event launched = Event::Of(Event::Type::kSegmentLaunched, at, trial, segment);
+  event::SegmentLaunched launched{.at = at, .trial = trial, .segment = segment};
   launched.until = 9;
   launched.deadline = deadline;
   events.push_back(launched);
@@ -146,7 +146,7 @@ std::vector<Event> Launch(int64_t trial, int segment, double at, double deadline
 }
 
 Event Value(int64_t trial, double at, double resource, double value) {
-  Event e = Event::Of(Event::Type::kValueRecorded, at, trial);
+  event::ValueRecorded e{.at = at, .trial = trial};
   e.resource = resource;
   e.value = value;
   return e;
@@ -154,7 +154,7 @@ Event Value(int64_t trial, double at, double resource, double value) {
 
 Event Ended(int64_t trial, int segment, double at, std::string reason, std::string message = "",
             std::string output = "") {
-  Event e = Event::Of(Event::Type::kSegmentEnded, at, trial, segment);
+  event::SegmentEnded e{.at = at, .trial = trial, .segment = segment};
   e.reason = std::move(reason);
   e.message = std::move(message);
   e.output = std::move(output);
@@ -175,7 +175,7 @@ std::vector<Event> Events() {
   add({Value(0, 1100, 1, 0.7), Value(0, 1200, 3, 0.8), Value(0, 1400, 9, 0.86),
        Ended(0, 0, 1401, "")});
   add(Launch(1, 0, 1000, 2000));
-  Event stopped = Event::Of(Event::Type::kTrialStopped, 1110, 1);
+  event::TrialStopped stopped{.at = 1110, .trial = 1};
   stopped.reason = "RungCutoff";
   stopped.message = "value 0.4 at rung 0 (epochs 1) is not in the top 1/3";
   add({Value(1, 1105, 1, 0.4), stopped, Ended(1, 0, 1111, "Stopped")});
@@ -265,7 +265,7 @@ TEST(TopFrameTest, ShowsTheLiveViewFromTheStatusAndTheRecords) {
 TEST(TopFrameTest, SaysHowTheSweepEnded) {
   std::vector<Event> events = Launch(0, 0, 1000, 2000);
   events.push_back(Ended(0, 0, 1100, "Error", "exit code 1"));
-  Event finished = Event::Of(Event::Type::kSweepFinished, 1101);
+  event::SweepFinished finished{.at = 1101};
   finished.phase = SweepPhase::kFailed;
   finished.reason = "TooManyFailedTrials";
   finished.message = "3 trials failed";

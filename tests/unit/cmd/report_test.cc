@@ -46,51 +46,40 @@ json SweepObject() {
 
 SweepSpec Spec() { return ParseSweep(SweepObject()).value(); }
 
-Event Probe(Event::Type type, double at, int64_t index) { return Event::Of(type, at, index); }
-
 std::vector<Event> ProbeEvents() {
-  using Type = Event::Type;
-  std::vector<Event> events;
-  Event launched = Probe(Type::kProbeLaunched, 1000, 0);
-  launched.deadline = 1100;
-  Event measured = Probe(Type::kProbeMeasured, 1008, 0);
-  measured.figures = {500, 0.5, std::nullopt};
-  Event ended = Probe(Type::kProbeEnded, 1010, 0);
-  ended.seconds = 10;
-  events = {launched, measured, ended};
-  launched = Probe(Type::kProbeLaunched, 1010, 1);
-  launched.params = {{"workers", 2}};
-  launched.deadline = 1100;
-  measured = Probe(Type::kProbeMeasured, 1018, 1);
-  measured.figures = {900, 0.05, std::nullopt};
-  ended = Probe(Type::kProbeEnded, 1020, 1);
-  ended.seconds = 10;
-  Event decided = Probe(Type::kThroughputDecided, 1020, 1);
-  decided.reason = "TargetMet";
-  decided.message = "workers=2 meets the target";
-  decided.params = {{"workers", 2}};
-  events.insert(events.end(), {launched, measured, ended, decided});
-  return events;
+  return {
+      event::ProbeLaunched{.at = 1000, .probe = 0, .deadline = 1100},
+      event::ProbeMeasured{.at = 1008, .probe = 0, .figures = {500, 0.5, std::nullopt}},
+      event::ProbeEnded{.at = 1010, .probe = 0, .seconds = 10},
+      event::ProbeLaunched{.at = 1010, .probe = 1, .params = {{"workers", 2}}, .deadline = 1100},
+      event::ProbeMeasured{.at = 1018, .probe = 1, .figures = {900, 0.05, std::nullopt}},
+      event::ProbeEnded{.at = 1020, .probe = 1, .seconds = 10},
+      event::ThroughputDecided{.at = 1020,
+                               .probe = 1,
+                               .reason = "TargetMet",
+                               .message = "workers=2 meets the target",
+                               .params = {{"workers", 2}}},
+  };
 }
 
 std::vector<Event> TrialStart(int64_t trial, double at, double deadline, Config params) {
-  Event created = Event::Of(Event::Type::kTrialCreated, at, trial);
+  event::TrialCreated created{.at = at, .trial = trial};
   created.params = std::move(params);
-  Event launched = Event::Of(Event::Type::kSegmentLaunched, at, trial, 0);
+  event::SegmentLaunched launched{.at = at, .trial = trial, .segment = 0};
   launched.until = 9;
   launched.deadline = deadline;
   return {created, launched};
 }
 
 Event Value(int64_t trial, double at, double resource, double value) {
-  Event e = Event::Of(Event::Type::kValueRecorded, at, trial);
+  event::ValueRecorded e{.at = at, .trial = trial};
   e.resource = resource;
   e.value = value;
   return e;
 }
 
 Event Ended(int64_t trial, double at, double started, double finished, std::string reason) {
-  Event e = Event::Of(Event::Type::kSegmentEnded, at, trial, 0);
+  event::SegmentEnded e{.at = at, .trial = trial, .segment = 0};
   e.reason = std::move(reason);
   e.started = started;
   e.finished = finished;
@@ -106,7 +95,7 @@ std::vector<Event> Events() {
   add(TrialStart(0, 1020, 1400, {{"lr", 0.01}, {"optimizer", "adamw"}}));
   add(TrialStart(1, 1020, 1400, {{"lr", 0.001}, {"optimizer", "<sgd>&"}}));
   add({Value(0, 1040, 1, 0.6), Value(1, 1045, 1, 0.4)});
-  Event stopped = Event::Of(Event::Type::kTrialStopped, 1045, 1);
+  event::TrialStopped stopped{.at = 1045, .trial = 1};
   stopped.reason = "RungCutoff";
   add({stopped, Ended(1, 1047, 1021, 1046, "Stopped")});
   add(TrialStart(2, 1050, 1500, {{"lr", 0.05}, {"optimizer", "adamw"}}));
@@ -260,7 +249,7 @@ class LoadStateDirTest : public ::testing::Test {
   }
   static std::string JournalText() {
     std::string text;
-    for (const Event& e : Events()) text += e.ToJson().dump() + "\n";
+    for (const Event& e : Events()) text += EventToJson(e).dump() + "\n";
     return text;
   }
   std::string Error() const {
@@ -300,7 +289,7 @@ TEST_F(LoadStateDirTest, NamesTheMissingJournal) {
 
 TEST_F(LoadStateDirTest, NamesTheLineOfACorruptJournal) {
   Write("sweep.json", SweepObject().dump());
-  Write("journal.jsonl", Events()[0].ToJson().dump() + "\nnot json\n");
+  Write("journal.jsonl", EventToJson(Events()[0]).dump() + "\nnot json\n");
   EXPECT_EQ(Error(), dir_ + "/journal.jsonl:2: not a JSON record");
 }
 
@@ -330,7 +319,7 @@ TEST_F(LoadStateDirTest, LeavesAJournalBeingWrittenAsItIs) {
 std::vector<Event> EventsByTrial() {
   std::vector<Event> events = Events();
   std::stable_sort(events.begin() + static_cast<long>(ProbeEvents().size()), events.end(),
-                   [](const Event& a, const Event& b) { return a.trial < b.trial; });
+                   [](const Event& a, const Event& b) { return EventTrial(a) < EventTrial(b); });
   return events;
 }
 
@@ -353,7 +342,7 @@ TEST(LoadClusterSweepTest, ReadsTheTrialRecordsAndTheSweepsStatus) {
   ASSERT_TRUE(input.ok()) << input.status().message();
   ASSERT_EQ(input->events.size(), EventsByTrial().size());
   for (size_t i = 0; i < input->events.size(); ++i) {
-    EXPECT_EQ(input->events[i].ToJson(), EventsByTrial()[i].ToJson());
+    EXPECT_EQ(EventToJson(input->events[i]), EventToJson(EventsByTrial()[i]));
   }
   EXPECT_EQ(input->status["budget"]["used"], 0.125);
   EXPECT_FALSE(input->status.contains("sweepEvents"));

@@ -27,12 +27,12 @@ class JournalTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   static std::vector<Event> SomeEvents() {
-    Event created = Event::Of(Event::Type::kTrialCreated, 100.5, 0);
+    event::TrialCreated created{.at = 100.5, .trial = 0};
     created.params = {{"batch-size", 64}, {"lr", 0.003}, {"optimizer", "adamw"}};
-    Event launched = Event::Of(Event::Type::kSegmentLaunched, 100.5, 0, 0);
+    event::SegmentLaunched launched{.at = 100.5, .trial = 0, .segment = 0};
     launched.until = 9;
     launched.deadline = 160.25;
-    Event value = Event::Of(Event::Type::kValueRecorded, 110, 0);
+    event::ValueRecorded value{.at = 110, .trial = 0};
     value.resource = 1;
     value.value = std::nan("");
     return {created, launched, value};
@@ -52,11 +52,13 @@ TEST_F(JournalTest, EventsRoundTripThroughTheFile) {
   StatusOr<std::vector<Event>> events = j->ReadAll();
   ASSERT_TRUE(events.ok()) << events.status().message();
   ASSERT_EQ(events->size(), 3u);
-  EXPECT_EQ((*events)[0].type, Event::Type::kTrialCreated);
-  EXPECT_EQ((*events)[0].params, SomeEvents()[0].params);
-  EXPECT_EQ((*events)[1].deadline, 160.25);
-  EXPECT_EQ((*events)[1].until, 9);
-  EXPECT_TRUE(std::isnan((*events)[2].value)) << "a diverged value must stay NaN";
+  EXPECT_TRUE(std::holds_alternative<event::TrialCreated>((*events)[0]));
+  EXPECT_EQ(std::get<event::TrialCreated>((*events)[0]).params,
+            std::get<event::TrialCreated>(SomeEvents()[0]).params);
+  EXPECT_EQ(std::get<event::SegmentLaunched>((*events)[1]).deadline, 160.25);
+  EXPECT_EQ(std::get<event::SegmentLaunched>((*events)[1]).until, 9);
+  EXPECT_TRUE(std::isnan(std::get<event::ValueRecorded>((*events)[2]).value))
+      << "a diverged value must stay NaN";
 }
 
 TEST_F(JournalTest, TornLastRecordIsDroppedAndRepairedOnOpen) {
@@ -70,13 +72,13 @@ TEST_F(JournalTest, TornLastRecordIsDroppedAndRepairedOnOpen) {
   }
   StatusOr<Journal> j = Journal::Open(dir_);
   ASSERT_TRUE(j.ok());
-  Event next = Event::Of(Event::Type::kTrialStopped, 120, 0);
+  event::TrialStopped next{.at = 120, .trial = 0};
   next.reason = "RungCutoff";
   ASSERT_TRUE(j->Append({next}).ok());
   StatusOr<std::vector<Event>> events = j->ReadAll();
   ASSERT_TRUE(events.ok()) << events.status().message();
   ASSERT_EQ(events->size(), 4u);
-  EXPECT_EQ(events->back().reason, "RungCutoff");
+  EXPECT_EQ(std::get<event::TrialStopped>(events->back()).reason, "RungCutoff");
 }
 
 TEST_F(JournalTest, CorruptRecordInTheMiddleIsAnErrorNamingFileAndLine) {
@@ -125,7 +127,7 @@ TEST_F(JournalTest, AJournalOfThePreviousReleaseReadsAndWritesBackByteForByte) {
   StatusOr<std::vector<Event>> events = Journal::Read(dir_ + "/journal.jsonl");
   ASSERT_TRUE(events.ok()) << events.status().message();
   ASSERT_EQ(events->size(), lines.size());
-  for (size_t i = 0; i < lines.size(); ++i) EXPECT_EQ((*events)[i].ToJson().dump(), lines[i]);
+  for (size_t i = 0; i < lines.size(); ++i) EXPECT_EQ(EventToJson((*events)[i]).dump(), lines[i]);
   SweepSpec spec = ParseSweep(nlohmann::json::parse(R"({
     "apiVersion": "budgetsweep.dev/v1alpha1", "kind": "BudgetSweep",
     "metadata": {"name": "s"},
@@ -153,7 +155,7 @@ TEST_F(JournalTest, AJournalWithEveryKindOfEventReadsAndWritesBackByteForByte) {
   StatusOr<std::vector<Event>> events = Journal::Read(path);
   ASSERT_TRUE(events.ok()) << events.status().message();
   ASSERT_EQ(events->size(), lines.size());
-  for (size_t i = 0; i < lines.size(); ++i) EXPECT_EQ((*events)[i].ToJson().dump(), lines[i]);
+  for (size_t i = 0; i < lines.size(); ++i) EXPECT_EQ(EventToJson((*events)[i]).dump(), lines[i]);
   SweepSpec spec = ParseSweep(nlohmann::json::parse(R"({
     "apiVersion": "budgetsweep.dev/v1alpha1", "kind": "BudgetSweep",
     "metadata": {"name": "s"},

@@ -288,8 +288,8 @@ TEST_F(SweepControllerTest, ProbePhase_ProbesRunTheCandidateAndEveryTrialGetsThe
   StatusOr<Plan> plan = second.Pass();
   ASSERT_TRUE(plan.ok());
   for (const Event& e : plan->events) {
-    EXPECT_NE(e.type, Event::Type::kProbeLaunched);
-    EXPECT_NE(e.type, Event::Type::kThroughputDecided);
+    EXPECT_FALSE(std::holds_alternative<event::ProbeLaunched>(e));
+    EXPECT_FALSE(std::holds_alternative<event::ThroughputDecided>(e));
   }
 }
 

@@ -30,8 +30,8 @@ TEST(Launch, ReservesTheRequestAndDeadlinesTheSegmentByIt) {
   // Nothing measured yet: an equal share of what is left among the free slots.
   Admitted a = Launch(in, Ledger(3600), 0, 0, 0, 1, 2);
   ASSERT_EQ(a.part.events.size(), 1u);
-  EXPECT_EQ(a.part.events[0].type, Event::Type::kSegmentLaunched);
-  EXPECT_DOUBLE_EQ(a.part.events[0].deadline, 100 + 1800);
+  EXPECT_TRUE(std::holds_alternative<event::SegmentLaunched>(a.part.events[0]));
+  EXPECT_DOUBLE_EQ(std::get<event::SegmentLaunched>(a.part.events[0]).deadline, 100 + 1800);
   ASSERT_EQ(a.part.actions.size(), 1u);
   ASSERT_TRUE(std::holds_alternative<StartSegment>(a.part.actions[0]));
   EXPECT_DOUBLE_EQ(std::get<StartSegment>(a.part.actions[0]).until, 1);
@@ -73,7 +73,7 @@ TEST_P(FinishOfTable, EndsTheSweepOnlyWhenNothingRunsAndNothingIsLeft) {
   const FinishRow& row = GetParam();
   SweepModel model(Spec(row.edit));
   for (int64_t i = 0; i < row.trials; ++i) {
-    ASSERT_TRUE(model.Apply(Event::Of(Event::Type::kTrialCreated, 0, i)).ok());
+    ASSERT_TRUE(model.Apply(event::TrialCreated{.at = 0, .trial = i}).ok());
   }
   std::vector<Denial> denials;
   if (row.denied) denials.push_back(Denial{"BudgetExhausted", 10, 5});
@@ -81,8 +81,7 @@ TEST_P(FinishOfTable, EndsTheSweepOnlyWhenNothingRunsAndNothingIsLeft) {
   ASSERT_EQ(finish.has_value(), row.want.has_value());
   if (!finish) return;
   EXPECT_EQ(finish->phase, *row.want);
-  Event e = finish->ToEvent(7);
-  EXPECT_EQ(e.type, Event::Type::kSweepFinished);
+  event::SweepFinished e = finish->ToEvent(7);
   EXPECT_EQ(e.phase, *row.want);
   if (row.denied) {
     EXPECT_THAT(e.message, HasSubstr("requested"));
@@ -105,8 +104,8 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(TooManyFailures, FailsTheSweepAtSpecMaxFailedTrials) {
   SweepModel model(Spec([](nlohmann::json& j) { j["spec"]["maxFailedTrials"] = 1; }));
   EXPECT_FALSE(TooManyFailures(model).has_value());
-  ASSERT_TRUE(model.Apply(Event::Of(Event::Type::kTrialCreated, 0, 0)).ok());
-  Event launched = Event::Of(Event::Type::kSegmentLaunched, 0, 0, 0);
+  ASSERT_TRUE(model.Apply(event::TrialCreated{.at = 0, .trial = 0}).ok());
+  event::SegmentLaunched launched{.at = 0, .trial = 0, .segment = 0};
   launched.until = 9;
   ASSERT_TRUE(model.Apply(launched).ok());
   for (int segment = 0; segment < 2; ++segment) {
@@ -114,7 +113,7 @@ TEST(TooManyFailures, FailsTheSweepAtSpecMaxFailedTrials) {
       launched.segment = segment;
       ASSERT_TRUE(model.Apply(launched).ok());
     }
-    Event ended = Event::Of(Event::Type::kSegmentEnded, 0, 0, segment);
+    event::SegmentEnded ended{.at = 0, .trial = 0, .segment = segment};
     ended.reason = "Error";
     ASSERT_TRUE(model.Apply(ended).ok());
   }
@@ -151,7 +150,7 @@ TEST_P(FillSlotsTable, CreatesTrialsForTheFreeSlotsUnlessTheBudgetRefusedThisPas
   PlanInput in{model, observed, 100, options};
   Admitted a = FillSlots(in, Ledger(3600), row.occupied, row.denied);
   int created = 0;
-  for (const Event& e : a.part.events) created += e.type == Event::Type::kTrialCreated;
+  for (const Event& e : a.part.events) created += std::holds_alternative<event::TrialCreated>(e);
   EXPECT_EQ(created, row.created);
   EXPECT_EQ(a.part.occupied, row.created);
   EXPECT_EQ(static_cast<int>(a.part.actions.size()), row.created);

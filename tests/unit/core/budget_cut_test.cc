@@ -73,7 +73,7 @@ TEST_P(BudgetCut, BelowUsedAndReserved_ShrinksRunningDeadlinesToWhatIsLeft) {
 
   EXPECT_EQ(CountActions<StartSegment>(plan), 0);
   EXPECT_EQ(CountActions<SetDeadline>(plan), 2);
-  EXPECT_EQ(CountEvents(plan, Event::Type::kDeadlineMoved), 2);
+  EXPECT_EQ(CountEvents<event::DeadlineMoved>(plan), 2);
   EXPECT_LE(ReservedAfter(h, plan), budget - running.used_device_seconds + 1e-6);
   EXPECT_THAT(h.apply_failures(), ::testing::IsEmpty());
 }
@@ -95,7 +95,7 @@ TEST_P(BudgetCut, BelowUsed_EndsTheRunningTrialsAndTheSweepBudgetExhausted) {
 
   Plan after = h.Pass();
 
-  const Event* finished = FindEvent(after, Event::Type::kSweepFinished);
+  const auto* finished = FindEvent<event::SweepFinished>(after);
   ASSERT_NE(finished, nullptr) << "the sweep goes on after its budget was cut below what was used";
   EXPECT_EQ(finished->phase, SweepPhase::kBudgetExhausted);
   EXPECT_EQ(finished->reason, "BudgetExhausted");

@@ -30,7 +30,7 @@ TEST(ProgressingCondition, SaysWhereTheSweepStands) {
   EXPECT_EQ(c.reason, "BudgetExhausted");
   EXPECT_EQ(c.message, "spent");
 
-  Event finished = Event::Of(Event::Type::kSweepFinished, 0);
+  event::SweepFinished finished{.at = 0};
   finished.phase = SweepPhase::kCompleted;
   finished.message = "20 trials finished";
   ASSERT_TRUE(model.Apply(finished).ok());

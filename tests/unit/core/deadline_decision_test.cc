@@ -32,8 +32,8 @@ class AdjustDeadlineTable : public ::testing::TestWithParam<DeadlineRow> {};
 TEST_P(AdjustDeadlineTable, MovesTheDeadlineAsTheNextMilestoneNeeds) {
   const DeadlineRow& row = GetParam();
   SweepModel model(ParseSweep(testing::TableSweep()).value());
-  ASSERT_TRUE(model.Apply(Event::Of(Event::Type::kTrialCreated, 0, 0)).ok());
-  Event launched = Event::Of(Event::Type::kSegmentLaunched, 0, 0, 0);
+  ASSERT_TRUE(model.Apply(event::TrialCreated{.at = 0, .trial = 0}).ok());
+  event::SegmentLaunched launched{.at = 0, .trial = 0, .segment = 0};
   launched.until = 9;
   ASSERT_TRUE(model.Apply(launched).ok());
   const Trial& t = model.trial(0);
@@ -60,7 +60,7 @@ TEST_P(AdjustDeadlineTable, MovesTheDeadlineAsTheNextMilestoneNeeds) {
     return;
   }
   ASSERT_EQ(a.part.events.size(), 1u);
-  EXPECT_EQ(a.part.events[0].type, Event::Type::kDeadlineMoved);
+  EXPECT_TRUE(std::holds_alternative<event::DeadlineMoved>(a.part.events[0]));
   ASSERT_EQ(a.part.actions.size(), 1u);
   ASSERT_TRUE(std::holds_alternative<SetDeadline>(a.part.actions[0]));
   double moved = std::get<SetDeadline>(a.part.actions[0]).deadline - st.deadline_unix_seconds;

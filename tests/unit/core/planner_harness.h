@@ -162,9 +162,11 @@ class PlannerHarness {
   double now_ = 1'700'000'000;
 };
 
-inline int CountEvents(const Plan& plan, Event::Type type) {
-  return static_cast<int>(std::count_if(plan.events.begin(), plan.events.end(),
-                                        [&](const Event& e) { return e.type == type; }));
+template <class E>
+inline int CountEvents(const Plan& plan) {
+  return static_cast<int>(std::count_if(plan.events.begin(), plan.events.end(), [](const Event& e) {
+    return std::holds_alternative<E>(e);
+  }));
 }
 
 template <class Kind>
@@ -186,9 +188,10 @@ inline nlohmann::json TableSweep() {
   return j;
 }
 
-inline const Event* FindEvent(const Plan& plan, Event::Type type) {
+template <class E>
+inline const E* FindEvent(const Plan& plan) {
   for (const Event& e : plan.events) {
-    if (e.type == type) return &e;
+    if (const E* found = std::get_if<E>(&e)) return found;
   }
   return nullptr;
 }

@@ -23,7 +23,6 @@ using ::testing::HasSubstr;
 using testing::NoEdit;
 using testing::PlannerHarness;
 using testing::Situation;
-using Type = Event::Type;
 
 class PlannerTable : public ::testing::TestWithParam<testing::Situation> {};
 
@@ -82,7 +81,7 @@ INSTANTIATE_TEST_SUITE_P(
                   [](PlannerHarness& h) {
                     EXPECT_EQ(h.model().phase(), SweepPhase::kPending);
                     Plan plan = h.Pass();
-                    EXPECT_EQ(CountEvents(plan, Type::kTrialCreated), 2);
+                    EXPECT_EQ(CountEvents<event::TrialCreated>(plan), 2);
                     ASSERT_EQ(CountActions<StartSegment>(plan), 2);
                     for (const Action& action : plan.actions) {
                       const StartSegment& a = std::get<StartSegment>(action);
@@ -114,14 +113,14 @@ INSTANTIATE_TEST_SUITE_P(
                     const auto* stop = FindAction<StopSegment>(plan, 1);
                     ASSERT_NE(stop, nullptr);
                     EXPECT_EQ(stop->reason, "RungCutoff");
-                    EXPECT_THAT(FindEvent(plan, Type::kTrialStopped)->message,
+                    EXPECT_THAT(FindEvent<event::TrialStopped>(plan)->message,
                                 HasSubstr("not in the top 1/3"));
                     EXPECT_EQ(FindAction<StopSegment>(plan, 0), nullptr);
                     h.Advance(1);
                     plan = h.PassAndCarry();
                     EXPECT_EQ(h.model().trial(1).phase, TrialPhase::kStopped);
                     EXPECT_EQ(h.model().trial(1).reason, "RungCutoff");
-                    EXPECT_EQ(CountEvents(plan, Type::kTrialCreated), 1);  // its slot refills
+                    EXPECT_EQ(CountEvents<event::TrialCreated>(plan), 1);  // its slot refills
                   }},
         Situation{"SegmentWithoutProgressKeepsItsLaunchDeadlineUntilSigtermIsALookaheadAway",
                   NoEdit,
@@ -221,7 +220,7 @@ INSTANTIATE_TEST_SUITE_P(
                     h.Advance(1);
                     plan = h.Pass();
                     EXPECT_NE(FindAction<StopSegment>(plan, 1), nullptr);
-                    EXPECT_EQ(CountEvents(plan, Type::kTrialStopped), 0);
+                    EXPECT_EQ(CountEvents<event::TrialStopped>(plan), 0);
                   }},
         Situation{"MetricMissingWaitsUntilTheTimeoutThenStopsWithMetricsMissing", NoEdit,
                   [](PlannerHarness& h) {
@@ -280,17 +279,17 @@ INSTANTIATE_TEST_SUITE_P(
                     h.Report(0, 1, 0.5);
                     h.Exit(0, 1);
                     Plan plan = h.PassAndCarry();
-                    EXPECT_EQ(FindEvent(plan, Type::kSegmentEnded)->reason, "Error");
+                    EXPECT_EQ(FindEvent<event::SegmentEnded>(plan)->reason, "Error");
                     // The retry keeps its slot: no new trial takes it.
-                    EXPECT_EQ(CountEvents(plan, Type::kTrialCreated), 0);
+                    EXPECT_EQ(CountEvents<event::TrialCreated>(plan), 0);
                     EXPECT_EQ(h.model().trial(0).phase, TrialPhase::kRunning);
                     h.Advance(1);
                     plan = h.PassAndCarry();
                     const auto* retry = FindAction<StartSegment>(plan, 0);
                     ASSERT_NE(retry, nullptr);
                     EXPECT_EQ(retry->segment, 1);
-                    EXPECT_DOUBLE_EQ(FindEvent(plan, Type::kSegmentLaunched)->from, 1);
-                    EXPECT_EQ(CountEvents(plan, Type::kTrialCreated), 0);
+                    EXPECT_DOUBLE_EQ(FindEvent<event::SegmentLaunched>(plan)->from, 1);
+                    EXPECT_EQ(CountEvents<event::TrialCreated>(plan), 0);
                     h.Advance(5);
                     h.Exit(0, 1);
                     plan = h.PassAndCarry();
@@ -304,7 +303,7 @@ INSTANTIATE_TEST_SUITE_P(
                     h.PassAndCarry();
                     h.End(0, 0, SegmentState::kFailed, 0, Reason::kEvicted);
                     Plan plan = h.PassAndCarry();
-                    EXPECT_EQ(FindEvent(plan, Type::kSegmentEnded)->reason, "Interrupted");
+                    EXPECT_EQ(FindEvent<event::SegmentEnded>(plan)->reason, "Interrupted");
                     EXPECT_EQ(h.model().trial(0).phase, TrialPhase::kRunning);
                     EXPECT_EQ(h.model().trial(0).failures, 0);
                     plan = h.PassAndCarry();
@@ -318,7 +317,7 @@ INSTANTIATE_TEST_SUITE_P(
                     h.Advance(5);
                     h.Exit(0, 3);
                     Plan plan = h.PassAndCarry();
-                    EXPECT_EQ(FindEvent(plan, Type::kSegmentEnded)->reason, "Diverged");
+                    EXPECT_EQ(FindEvent<event::SegmentEnded>(plan)->reason, "Diverged");
                     EXPECT_EQ(h.model().trial(0).phase, TrialPhase::kStopped);
                   }},
         Situation{
@@ -334,7 +333,7 @@ INSTANTIATE_TEST_SUITE_P(
               h.PassAndCarry();
               EXPECT_EQ(h.model().count(TrialPhase::kFailed), 1);
               Plan plan = h.PassAndCarry();
-              const Event* finished = FindEvent(plan, Type::kSweepFinished);
+              const auto* finished = FindEvent<event::SweepFinished>(plan);
               ASSERT_NE(finished, nullptr);
               EXPECT_EQ(finished->reason, "TooManyFailedTrials");
               EXPECT_EQ(h.model().phase(), SweepPhase::kFailed);
@@ -346,7 +345,7 @@ INSTANTIATE_TEST_SUITE_P(
               // The stopped trial's end is recorded, with its charge, once it shows.
               h.Advance(1);
               plan = h.PassAndCarry();
-              const Event* ended = FindEvent(plan, Type::kSegmentEnded);
+              const auto* ended = FindEvent<event::SegmentEnded>(plan);
               ASSERT_NE(ended, nullptr);
               EXPECT_EQ(ended->trial, 1);
               EXPECT_EQ(ended->reason, "Stopped");
@@ -413,16 +412,19 @@ INSTANTIATE_TEST_SUITE_P(
                         "loading\nerror: --dataset: no such file";
                     h.Exit(1, 3);  // diverged, with nothing written
                     Plan plan = h.PassAndCarry();
-                    ASSERT_EQ(CountEvents(plan, Type::kSegmentEnded), 2);
-                    EXPECT_EQ(plan.events[0].reason, "Error");
-                    EXPECT_EQ(plan.events[0].output, "loading\nerror: --dataset: no such file");
-                    EXPECT_EQ(plan.events[1].reason, "Diverged");
-                    EXPECT_EQ(plan.events[1].output, "");
+                    ASSERT_EQ(CountEvents<event::SegmentEnded>(plan), 2);
+                    const auto& error = std::get<event::SegmentEnded>(plan.events[0]);
+                    const auto& diverged = std::get<event::SegmentEnded>(plan.events[1]);
+                    EXPECT_EQ(error.reason, "Error");
+                    EXPECT_EQ(error.output, "loading\nerror: --dataset: no such file");
+                    EXPECT_EQ(diverged.reason, "Diverged");
+                    EXPECT_EQ(diverged.output, "");
                     StatusOr<Event> read =
-                        Event::FromJson(json::parse(plan.events[0].ToJson().dump()));
+                        EventFromJson(json::parse(EventToJson(plan.events[0]).dump()));
                     ASSERT_TRUE(read.ok());
-                    EXPECT_EQ(read->output, plan.events[0].output) << "journaled with the event";
-                    EXPECT_FALSE(plan.events[1].ToJson().contains("output"));
+                    EXPECT_EQ(std::get<event::SegmentEnded>(*read).output, error.output)
+                        << "journaled with the event";
+                    EXPECT_FALSE(EventToJson(plan.events[1]).contains("output"));
                     ASSERT_EQ(h.model().recent_failures().size(), 2u);
                     const FailureRecord& first = h.model().recent_failures().front();
                     EXPECT_EQ(first.trial, 0);
@@ -438,7 +440,7 @@ INSTANTIATE_TEST_SUITE_P(
                     h.Exit(0);
                     h.Exit(1);
                     Plan plan = h.PassAndCarry();
-                    const Event* finished = FindEvent(plan, Type::kSweepFinished);
+                    const auto* finished = FindEvent<event::SweepFinished>(plan);
                     ASSERT_NE(finished, nullptr);
                     EXPECT_EQ(finished->phase, SweepPhase::kCompleted);
                     EXPECT_EQ(h.model().phase(), SweepPhase::kCompleted);
@@ -462,8 +464,8 @@ INSTANTIATE_TEST_SUITE_P(
                     const Denial& d = plan.denials.front();
                     EXPECT_EQ(d.reason, "BudgetExhausted");
                     EXPECT_GT(d.requested_device_seconds, d.remaining_device_seconds);
-                    EXPECT_EQ(CountEvents(plan, Type::kTrialCreated), 0);
-                    EXPECT_EQ(CountEvents(plan, Type::kSweepFinished), 0);
+                    EXPECT_EQ(CountEvents<event::TrialCreated>(plan), 0);
+                    EXPECT_EQ(CountEvents<event::SweepFinished>(plan), 0);
                     EXPECT_EQ(FindCondition(plan, "BudgetAvailable")->status, "False");
                     EXPECT_EQ(FindCondition(plan, "Progressing")->status, "True");
                   }},
@@ -478,7 +480,7 @@ INSTANTIATE_TEST_SUITE_P(
                     h.Advance(10);  // trial 0 reaches its 18 s share: the backend ends it
                     h.End(0, 0, SegmentState::kFailed, 137, Reason::kDeadlineExceeded);
                     Plan plan = h.PassAndCarry();
-                    const Event* finished = FindEvent(plan, Type::kSweepFinished);
+                    const auto* finished = FindEvent<event::SweepFinished>(plan);
                     ASSERT_NE(finished, nullptr);
                     EXPECT_EQ(finished->phase, SweepPhase::kBudgetExhausted);
                     EXPECT_THAT(finished->message, HasSubstr("BudgetExhausted: requested"));
@@ -553,8 +555,8 @@ INSTANTIATE_TEST_SUITE_P(
                     h.Exit(0);
                     h.Exit(1);
                     plan = h.PassAndCarry();
-                    EXPECT_EQ(CountEvents(plan, Type::kTrialPromoted), 0);
-                    EXPECT_EQ(CountEvents(plan, Type::kTrialCreated), 2);
+                    EXPECT_EQ(CountEvents<event::TrialPromoted>(plan), 0);
+                    EXPECT_EQ(CountEvents<event::TrialCreated>(plan), 2);
                     EXPECT_EQ(h.model().count(TrialPhase::kPaused), 2);
                   }},
         Situation{
@@ -574,13 +576,13 @@ INSTANTIATE_TEST_SUITE_P(
               // The third pass ended trial 2 and, with 3 values at rung 1, promoted the best.
               const std::vector<Event>& journal = h.journal();
               auto promoted = std::find_if(journal.begin(), journal.end(), [](const Event& e) {
-                return e.type == Type::kTrialPromoted;
+                return std::holds_alternative<event::TrialPromoted>(e);
               });
               ASSERT_NE(promoted, journal.end());
-              EXPECT_EQ(promoted->trial, 1);
-              EXPECT_EQ(promoted->rung, 0);
-              const Event& launch = *(promoted + 1);
-              EXPECT_EQ(launch.type, Type::kSegmentLaunched);
+              EXPECT_EQ(std::get<event::TrialPromoted>(*promoted).trial, 1);
+              EXPECT_EQ(std::get<event::TrialPromoted>(*promoted).rung, 0);
+              ASSERT_TRUE(std::holds_alternative<event::SegmentLaunched>(*(promoted + 1)));
+              const auto& launch = std::get<event::SegmentLaunched>(*(promoted + 1));
               EXPECT_EQ(launch.segment, 1);
               EXPECT_DOUBLE_EQ(launch.from, 1);
               EXPECT_DOUBLE_EQ(launch.until, 3);
@@ -606,12 +608,12 @@ INSTANTIATE_TEST_SUITE_P(
               // + 30 = 42.5 s: the first leaves 153.5, a second would leave 111.
               // This pass ends both segments; the next one sees trial 1 paused.
               Plan plan = h.PassAndCarry();
-              EXPECT_EQ(CountEvents(plan, Type::kTrialCreated), 1);
-              EXPECT_EQ(CountEvents(plan, Type::kTrialPromoted), 0);
+              EXPECT_EQ(CountEvents<event::TrialCreated>(plan), 1);
+              EXPECT_EQ(CountEvents<event::TrialPromoted>(plan), 0);
               h.Advance(0.25);
               plan = h.PassAndCarry();
-              EXPECT_EQ(CountEvents(plan, Type::kTrialCreated), 0);
-              const Event* promoted = FindEvent(plan, Type::kTrialPromoted);
+              EXPECT_EQ(CountEvents<event::TrialCreated>(plan), 0);
+              const auto* promoted = FindEvent<event::TrialPromoted>(plan);
               ASSERT_NE(promoted, nullptr);
               EXPECT_EQ(promoted->trial, 1);
               EXPECT_EQ(promoted->rung, 0);
@@ -630,8 +632,8 @@ INSTANTIATE_TEST_SUITE_P(
               plan = h.PassAndCarry();
               // It went on from rung 1 without a pause: no candidate there, one promotion.
               EXPECT_EQ(h.model().scheduler().promoted(1), 1);
-              EXPECT_EQ(CountEvents(plan, Type::kTrialCreated), 1);
-              EXPECT_EQ(CountEvents(plan, Type::kTrialPromoted), 0);
+              EXPECT_EQ(CountEvents<event::TrialCreated>(plan), 1);
+              EXPECT_EQ(CountEvents<event::TrialPromoted>(plan), 0);
             }}),
     [](const ::testing::TestParamInfo<Situation>& row) { return row.param.name; });
 
@@ -647,7 +649,7 @@ TEST(ComputePlan, IsPureSameInputsGiveTheSamePlan) {
   Plan b = ComputePlan(h.model(), h.observed(), ledger, h.now());
   ASSERT_EQ(a.events.size(), b.events.size());
   for (size_t i = 0; i < a.events.size(); ++i) {
-    EXPECT_EQ(a.events[i].ToJson(), b.events[i].ToJson());
+    EXPECT_EQ(EventToJson(a.events[i]), EventToJson(b.events[i]));
   }
   EXPECT_EQ(a.actions.size(), b.actions.size());
 }
@@ -661,9 +663,10 @@ TEST(NewRungValues, RecordsOnlyMilestonesNotYetRecordedWithTheProgressTheyMeasur
   h.Report(0, 3, 0.6);
   std::vector<Event> events = NewRungValues(h.model(), h.observed(), h.now());
   ASSERT_EQ(events.size(), 2u);
-  EXPECT_DOUBLE_EQ(events[1].resource, 3);
-  EXPECT_DOUBLE_EQ(events[1].seconds, 40);
-  EXPECT_DOUBLE_EQ(events[1].units, 3);
+  const auto& recorded = std::get<event::ValueRecorded>(events[1]);
+  EXPECT_DOUBLE_EQ(recorded.resource, 3);
+  EXPECT_DOUBLE_EQ(recorded.seconds, 40);
+  EXPECT_DOUBLE_EQ(recorded.units, 3);
   for (const Event& e : events) h.Journal(e);
   EXPECT_TRUE(NewRungValues(h.model(), h.observed(), h.now()).empty());
 }

@@ -51,9 +51,8 @@ TEST_P(ProbeEndTable, ReadsTheProbesEndAndChargesItsRun) {
   st.finished_unix_seconds = 960;
   st.devices = 2;
   st.output_tail = "the end of its output";
-  Event e = ProbeEndEvent(in, p, st);
-  EXPECT_EQ(e.type, Event::Type::kProbeEnded);
-  EXPECT_EQ(e.trial, 2);
+  event::ProbeEnded e = ProbeEndEvent(in, p, st);
+  EXPECT_EQ(e.probe, 2);
   EXPECT_EQ(e.reason, row.want_reason);
   EXPECT_THAT(e.message, HasSubstr(row.message_has));
   EXPECT_DOUBLE_EQ(e.seconds, 120);
@@ -83,9 +82,9 @@ TEST(ReconcileProbes, LaunchesTheFirstProbeWithinItsShareOfTheBudget) {
   PlanInput in{model, observed, 1000, options};
   ProbePhase phase = ReconcileProbes(in, Ledger(3600));
   ASSERT_EQ(phase.admitted.part.events.size(), 1u);
-  const Event& launched = phase.admitted.part.events[0];
-  EXPECT_EQ(launched.type, Event::Type::kProbeLaunched);
-  EXPECT_EQ(launched.trial, 0);
+  ASSERT_TRUE(std::holds_alternative<event::ProbeLaunched>(phase.admitted.part.events[0]));
+  const auto& launched = std::get<event::ProbeLaunched>(phase.admitted.part.events[0]);
+  EXPECT_EQ(launched.probe, 0);
   // spec.throughput.maxBudgetFraction 0.05 of one GPU-hour: 180 device-seconds.
   EXPECT_DOUBLE_EQ(launched.deadline, 1000 + 180);
   EXPECT_DOUBLE_EQ(phase.admitted.ledger.reserved(), 180);
@@ -104,8 +103,9 @@ TEST(ReconcileProbes, DecidesWhenThePhaseBudgetCannotCoverTheNextProbe) {
   ASSERT_FALSE(spent.Admit(3600 - 4).has_value());  // less than the 5 s minimum left
   ProbePhase phase = ReconcileProbes(in, spent);
   ASSERT_EQ(phase.admitted.part.events.size(), 1u);
-  EXPECT_EQ(phase.admitted.part.events[0].type, Event::Type::kThroughputDecided);
-  EXPECT_THAT(phase.admitted.part.events[0].message, HasSubstr("probed 0 of"));
+  EXPECT_TRUE(std::holds_alternative<event::ThroughputDecided>(phase.admitted.part.events[0]));
+  EXPECT_THAT(std::get<event::ThroughputDecided>(phase.admitted.part.events[0]).message,
+              HasSubstr("probed 0 of"));
   ASSERT_TRUE(phase.decided.has_value());
   EXPECT_FALSE(phase.decided->target_met);
   EXPECT_FALSE(phase.finish.has_value()) << "spec.throughput.onBelowTarget is continue";

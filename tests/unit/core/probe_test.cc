@@ -23,7 +23,6 @@ using ::testing::HasSubstr;
 using testing::NoEdit;
 using testing::PlannerHarness;
 using testing::Situation;
-using Type = Event::Type;
 
 // The planner table's sweep (one GPU hour, one device per trial) with the default probe phase:
 // 5% of it (180 s) for probing, the baseline and workers 0, 1, 2, 4, from a template that loads
@@ -45,15 +44,15 @@ ProbeFigures Figures(double samples_per_second, double data_wait_ratio) {
 Plan ProbeOnce(PlannerHarness& h, double samples_per_second, double data_wait_ratio,
                double seconds = 4) {
   Plan launch = h.PassAndCarry();
-  EXPECT_EQ(CountEvents(launch, Type::kProbeLaunched), 1);
+  EXPECT_EQ(CountEvents<event::ProbeLaunched>(launch), 1);
   h.Advance(seconds);
   h.ReportProbe(samples_per_second, data_wait_ratio);
   Plan measured = h.PassAndCarry();
-  EXPECT_EQ(CountEvents(measured, Type::kProbeMeasured), 1);
+  EXPECT_EQ(CountEvents<event::ProbeMeasured>(measured), 1);
   EXPECT_EQ(CountActions<StopProbe>(measured), 1);
   h.Advance(0.5);
   Plan ended = h.PassAndCarry();
-  EXPECT_EQ(CountEvents(ended, Type::kProbeEnded), 1);
+  EXPECT_EQ(CountEvents<event::ProbeEnded>(ended), 1);
   return launch;
 }
 
@@ -70,7 +69,7 @@ INSTANTIATE_TEST_SUITE_P(
                   [](PlannerHarness& h) {
                     Plan plan = h.PassAndCarry();
                     EXPECT_EQ(h.model().phase(), SweepPhase::kProbing);
-                    EXPECT_EQ(CountEvents(plan, Type::kTrialCreated), 0);
+                    EXPECT_EQ(CountEvents<event::TrialCreated>(plan), 0);
                     ASSERT_EQ(plan.actions.size(), 1u);
                     const auto* start = std::get_if<StartProbe>(&plan.actions[0]);
                     ASSERT_NE(start, nullptr);
@@ -93,10 +92,10 @@ INSTANTIATE_TEST_SUITE_P(
                     ProbeOnce(h, 1850, 0.10);  // workers 2: fastest, but within 5% of workers 1
                     ProbeOnce(h, 1500, 0.20);  // workers 4: below the gate
                     Plan plan = h.PassAndCarry();
-                    const Event* decided = FindEvent(plan, Type::kThroughputDecided);
+                    const auto* decided = FindEvent<event::ThroughputDecided>(plan);
                     ASSERT_NE(decided, nullptr);
                     EXPECT_EQ(decided->reason, "TargetMet");
-                    EXPECT_EQ(decided->trial, 2);
+                    EXPECT_EQ(decided->probe, 2);
                     EXPECT_EQ(decided->params, (Config{{"workers", 1}}));
                     EXPECT_THAT(decided->message, HasSubstr("workers=1: 1800 samples/s"));
                     EXPECT_THAT(decided->message,
@@ -106,7 +105,7 @@ INSTANTIATE_TEST_SUITE_P(
                     EXPECT_EQ(gate->reason, "TargetMet");
                     EXPECT_EQ(h.model().phase(), SweepPhase::kRunning);
                     plan = h.PassAndCarry();
-                    EXPECT_EQ(CountEvents(plan, Type::kTrialCreated), 2);
+                    EXPECT_EQ(CountEvents<event::TrialCreated>(plan), 2);
                     EXPECT_EQ(CountActions<StartSegment>(plan), 2);
                     EXPECT_EQ(CountActions<StartProbe>(plan), 0);
                     // Probing was charged: 4 s per probe (measured, then stopped), five probes.
@@ -137,7 +136,7 @@ INSTANTIATE_TEST_SUITE_P(
               EXPECT_THAT(gate->message, HasSubstr("data wait 30% of step time, compute 70%"));
               EXPECT_EQ(h.model().throughput_decision()->trial_args, (Config{{"workers", 1}}));
               plan = h.PassAndCarry();
-              EXPECT_EQ(CountEvents(plan, Type::kTrialCreated), 2);
+              EXPECT_EQ(CountEvents<event::TrialCreated>(plan), 2);
               // The condition stays, published from the journaled decision.
               EXPECT_EQ(FindCondition(plan, "ThroughputBelowTarget")->status, "True");
             }},
@@ -146,14 +145,14 @@ INSTANTIATE_TEST_SUITE_P(
                   [](PlannerHarness& h) {
                     for (int i = 0; i < 5; ++i) ProbeOnce(h, 1000, 0.5);
                     Plan plan = h.PassAndCarry();
-                    const Event* finished = FindEvent(plan, Type::kSweepFinished);
+                    const auto* finished = FindEvent<event::SweepFinished>(plan);
                     ASSERT_NE(finished, nullptr);
                     EXPECT_EQ(finished->phase, SweepPhase::kFailed);
                     EXPECT_EQ(finished->reason, "ThroughputBelowTarget");
                     EXPECT_THAT(finished->message, HasSubstr("onBelowTarget is stop"));
                     EXPECT_EQ(h.model().phase(), SweepPhase::kFailed);
                     plan = h.PassAndCarry();
-                    EXPECT_EQ(CountEvents(plan, Type::kTrialCreated), 0);
+                    EXPECT_EQ(CountEvents<event::TrialCreated>(plan), 0);
                     EXPECT_EQ(h.model().trial_count(), 0);
                   }},
         Situation{"BudgetFractionHitDecidesOnWhatWasMeasuredAndNeverExceedsIt", NoEdit,
@@ -166,9 +165,9 @@ INSTANTIATE_TEST_SUITE_P(
                     EXPECT_DOUBLE_EQ(std::get<StartProbe>(second.actions.at(0)).deadline,
                                      h.now() - 80.5 + 100);
                     Plan plan = h.PassAndCarry();
-                    const Event* decided = FindEvent(plan, Type::kThroughputDecided);
+                    const auto* decided = FindEvent<event::ThroughputDecided>(plan);
                     ASSERT_NE(decided, nullptr);
-                    EXPECT_EQ(decided->trial, 1);
+                    EXPECT_EQ(decided->probe, 1);
                     EXPECT_THAT(decided->message, HasSubstr("probed 2 of 5 candidates"));
                     EXPECT_THAT(decided->message, HasSubstr("maxBudgetFraction 0.05"));
                     double charged = 0;
@@ -185,13 +184,13 @@ INSTANTIATE_TEST_SUITE_P(
                     h.Advance(3);
                     h.ExitProbe(SegmentState::kFailed, 2, Reason::kError);
                     Plan plan = h.PassAndCarry();
-                    const Event* ended = FindEvent(plan, Type::kProbeEnded);
+                    const auto* ended = FindEvent<event::ProbeEnded>(plan);
                     ASSERT_NE(ended, nullptr);
                     EXPECT_EQ(ended->reason, "Error");
                     EXPECT_EQ(ended->message, "exited with code 2");
                     EXPECT_DOUBLE_EQ(ended->seconds, 3);
                     plan = h.PassAndCarry();
-                    const Event* next = FindEvent(plan, Type::kProbeLaunched);
+                    const auto* next = FindEvent<event::ProbeLaunched>(plan);
                     ASSERT_NE(next, nullptr);
                     EXPECT_EQ(next->params, (Config{{"workers", 1}}));
                     h.Advance(4);
@@ -201,7 +200,7 @@ INSTANTIATE_TEST_SUITE_P(
                     ProbeOnce(h, 1700, 0.05);
                     ProbeOnce(h, 1600, 0.05);
                     plan = h.PassAndCarry();
-                    EXPECT_EQ(FindEvent(plan, Type::kThroughputDecided)->trial, 2);
+                    EXPECT_EQ(FindEvent<event::ThroughputDecided>(plan)->probe, 2);
                     EXPECT_EQ(h.model().probes().at(1).reason, "Error");
                   }},
         Situation{"ProbeThatExitsWithoutFiguresIsMetricsMissing", NoEdit,
@@ -210,7 +209,7 @@ INSTANTIATE_TEST_SUITE_P(
                     h.Advance(3);
                     h.ExitProbe(SegmentState::kSucceeded, 0, Reason::kNone);
                     Plan plan = h.PassAndCarry();
-                    EXPECT_EQ(FindEvent(plan, Type::kProbeEnded)->reason, "MetricsMissing");
+                    EXPECT_EQ(FindEvent<event::ProbeEnded>(plan)->reason, "MetricsMissing");
                   }},
         Situation{"ProbeStoppedFromOutsideIsProbedAgain", NoEdit,
                   [](PlannerHarness& h) {
@@ -218,17 +217,17 @@ INSTANTIATE_TEST_SUITE_P(
                     h.Advance(2);
                     h.ExitProbe(SegmentState::kFailed, 143, Reason::kStopped);
                     Plan plan = h.PassAndCarry();
-                    EXPECT_EQ(FindEvent(plan, Type::kProbeEnded)->reason, "Interrupted");
+                    EXPECT_EQ(FindEvent<event::ProbeEnded>(plan)->reason, "Interrupted");
                     plan = h.PassAndCarry();
-                    const Event* again = FindEvent(plan, Type::kProbeLaunched);
+                    const auto* again = FindEvent<event::ProbeLaunched>(plan);
                     ASSERT_NE(again, nullptr);
-                    EXPECT_EQ(again->trial, 1);
+                    EXPECT_EQ(again->probe, 1);
                     EXPECT_TRUE(again->params.empty());  // the baseline again
                   }},
         Situation{"CrashBeforeTheStartOrTheStopReissuesThemWithoutNewEvents", NoEdit,
                   [](PlannerHarness& h) {
                     Plan plan = h.Pass();  // journaled, then the controller died before Start
-                    ASSERT_EQ(CountEvents(plan, Type::kProbeLaunched), 1);
+                    ASSERT_EQ(CountEvents<event::ProbeLaunched>(plan), 1);
                     plan = h.PassAndCarry();
                     EXPECT_TRUE(plan.events.empty());
                     ASSERT_EQ(plan.actions.size(), 1u);
@@ -236,7 +235,7 @@ INSTANTIATE_TEST_SUITE_P(
                     h.Advance(4);
                     h.ReportProbe(1000, 0.3);
                     plan = h.Pass();  // measured and journaled; the stop was lost
-                    EXPECT_EQ(CountEvents(plan, Type::kProbeMeasured), 1);
+                    EXPECT_EQ(CountEvents<event::ProbeMeasured>(plan), 1);
                     plan = h.PassAndCarry();
                     EXPECT_TRUE(plan.events.empty());
                     EXPECT_EQ(CountActions<StopProbe>(plan), 1);
@@ -245,15 +244,15 @@ INSTANTIATE_TEST_SUITE_P(
                   [](json& j) { j["spec"]["throughput"]["maxBudgetFraction"] = 0.001; },
                   [](PlannerHarness& h) {
                     Plan plan = h.PassAndCarry();  // 3.6 s < the 5 s minimum reservation
-                    const Event* decided = FindEvent(plan, Type::kThroughputDecided);
+                    const auto* decided = FindEvent<event::ThroughputDecided>(plan);
                     ASSERT_NE(decided, nullptr);
                     EXPECT_EQ(decided->reason, "NothingMeasured");
-                    EXPECT_EQ(decided->trial, -1);
+                    EXPECT_EQ(decided->probe, -1);
                     EXPECT_TRUE(decided->params.empty());
                     EXPECT_THAT(decided->message, HasSubstr("probed 0 of 5 candidates"));
                     EXPECT_EQ(FindCondition(plan, "ThroughputBelowTarget")->status, "True");
                     plan = h.PassAndCarry();
-                    EXPECT_EQ(CountEvents(plan, Type::kTrialCreated), 2);
+                    EXPECT_EQ(CountEvents<event::TrialCreated>(plan), 2);
                   }}),
     [](const ::testing::TestParamInfo<Situation>& row) { return row.param.name; });
 
@@ -264,7 +263,7 @@ TEST(ProbePhase, JournalReplayRebuildsTheSameProbesAndDecision) {
   h.PassAndCarry();
   SweepModel replayed(spec);
   for (const Event& e : h.journal()) {
-    StatusOr<Event> round_trip = Event::FromJson(json::parse(e.ToJson().dump()));
+    StatusOr<Event> round_trip = EventFromJson(json::parse(EventToJson(e).dump()));
     ASSERT_TRUE(round_trip.ok()) << round_trip.status().message();
     ASSERT_TRUE(replayed.Apply(*round_trip).ok());
   }
@@ -281,7 +280,7 @@ TEST(ProbePhase, JournalReplayRebuildsTheSameProbesAndDecision) {
 TEST(ProbePhase, EnablingItMidSweepDoesNotStopTheSearchToProbe) {
   SweepModel model(ParseSweep(ProbeSweep()).value());
   EXPECT_TRUE(model.probing());
-  Event created = Event::Of(Type::kTrialCreated, 1, 0);
+  event::TrialCreated created{.at = 1, .trial = 0};
   ASSERT_TRUE(model.Apply(created).ok());
   EXPECT_FALSE(model.probing());
   EXPECT_EQ(model.phase(), SweepPhase::kRunning);

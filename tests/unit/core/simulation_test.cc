@@ -296,7 +296,7 @@ SimResult Simulate(const SimOptions& o) {
 
 std::string Dump(const std::vector<Event>& journal) {
   std::string out;
-  for (const Event& e : journal) out += e.ToJson().dump() + "\n";
+  for (const Event& e : journal) out += EventToJson(e).dump() + "\n";
   return out;
 }
 
@@ -304,7 +304,7 @@ std::string Dump(const std::vector<Event>& journal) {
 SweepModel Replay(const SimOptions& o, const std::vector<Event>& journal) {
   SweepModel model(SimSpec(o));
   for (const Event& e : journal) {
-    StatusOr<Event> read = Event::FromJson(json::parse(e.ToJson().dump()));
+    StatusOr<Event> read = EventFromJson(json::parse(EventToJson(e).dump()));
     EXPECT_TRUE(read.ok());
     EXPECT_TRUE(model.Apply(*read).ok());
   }
@@ -412,8 +412,9 @@ RC_GTEST_PROP(Simulation, SameSeedGivesAnIdenticalSweepAndChargeStaysWithinBudge
 // (when TPE has values to model) is from the curve's peak at 3e-3.
 void AddDecadesFromPeakLater(const SimResult& r, std::vector<double>& decades) {
   for (const Event& e : r.journal) {
-    if (e.type != Event::Type::kTrialCreated || e.trial < r.trials / 2) continue;
-    for (const auto& [name, value] : e.params) {
+    const auto* created = std::get_if<event::TrialCreated>(&e);
+    if (created == nullptr || created->trial < r.trials / 2) continue;
+    for (const auto& [name, value] : created->params) {
       if (name == "lr") decades.push_back(std::fabs(std::log10(value.get<double>()) + 2.5));
     }
   }
@@ -509,9 +510,10 @@ TEST(Simulation, LeaderTakenToTheEndDoesNotHoldTheRungsItRanThrough) {
   ASSERT_EQ(r.counts.at(TrialPhase::kCompleted), 1);
   std::optional<int64_t> leader;
   for (const Event& e : r.journal) {
-    if (e.type == Event::Type::kTrialPromoted && e.rung == 0 &&
-        e.message.find("while the budget covers it") != std::string::npos) {
-      leader = e.trial;
+    const auto* promoted = std::get_if<event::TrialPromoted>(&e);
+    if (promoted && promoted->rung == 0 &&
+        promoted->message.find("while the budget covers it") != std::string::npos) {
+      leader = promoted->trial;
     }
   }
   ASSERT_TRUE(leader.has_value());

@@ -192,15 +192,15 @@ SweepSpec TpeSpec() {
 // Creates trial `index` with the random sampler's configuration and records `values` by resource.
 void AddTrial(SweepModel& model, int64_t index,
               const std::vector<std::pair<double, double>>& values) {
-  Event created = Event::Of(Event::Type::kTrialCreated, 0, index);
+  event::TrialCreated created{.at = 0, .trial = index};
   created.params = model.search_space().ConfigAt(index);
   ASSERT_TRUE(model.Apply(created).ok());
-  Event launched = Event::Of(Event::Type::kSegmentLaunched, 0, index);
+  event::SegmentLaunched launched{.at = 0, .trial = index};
   launched.until = 27;
   launched.deadline = 1e9;
   ASSERT_TRUE(model.Apply(launched).ok());
   for (const auto& [resource, value] : values) {
-    Event recorded = Event::Of(Event::Type::kValueRecorded, 0, index);
+    event::ValueRecorded recorded{.at = 0, .trial = index};
     recorded.resource = resource;
     recorded.value = value;
     ASSERT_TRUE(model.Apply(recorded).ok());
@@ -244,14 +244,14 @@ TEST(TpeSampler, TrialsThatEndedBelowTheRungCountAsWorstAndRunningOnesNot) {
   SweepModel model(TpeSpec());
   for (int64_t i = 0; i < 6; ++i) AddTrial(model, i, {{1, 0.5}, {3, 0.6}});
   AddTrial(model, 6, {});  // diverges before rung 0
-  Event diverged = Event::Of(Event::Type::kSegmentEnded, 0, 6);
+  event::SegmentEnded diverged{.at = 0, .trial = 6};
   diverged.reason = "Diverged";
   ASSERT_TRUE(model.Apply(diverged).ok());
   AddTrial(model, 7, {{1, 0.1}});  // cut at rung 0
-  Event stop = Event::Of(Event::Type::kTrialStopped, 0, 7);
+  event::TrialStopped stop{.at = 0, .trial = 7};
   stop.reason = "RungCutoff";
   ASSERT_TRUE(model.Apply(stop).ok());
-  ASSERT_TRUE(model.Apply(Event::Of(Event::Type::kSegmentEnded, 0, 7)).ok());
+  ASSERT_TRUE(model.Apply(event::SegmentEnded{.at = 0, .trial = 7}).ok());
   AddTrial(model, 8, {{1, 0.9}});  // still on its way to rung 1
 
   std::vector<TpeObservation> observations = TpeObservations(model);

@@ -101,8 +101,7 @@ TEST(SegmentEndEvent, KeepsTheTrainersOutputOnlyWhenTheTrainerFailed) {
   st.started_unix_seconds = 100;
   st.finished_unix_seconds = 400;
   st.devices = 0;
-  Event e = SegmentEndEvent(in, t, seg, st);
-  EXPECT_EQ(e.type, Event::Type::kSegmentEnded);
+  event::SegmentEnded e = SegmentEndEvent(in, t, seg, st);
   EXPECT_EQ(e.trial, 4);
   EXPECT_EQ(e.segment, 2);
   EXPECT_EQ(e.reason, "Error");
@@ -207,8 +206,8 @@ TEST(StopTrial, RecordsTheStopAndStopsALiveSegmentWithTheSameReason) {
   t.segments.emplace_back().number = 1;
   Part live = StopTrial(in, t, Reason::kRungCutoff, "not in the top 1/3", true);
   ASSERT_EQ(live.events.size(), 1u);
-  EXPECT_EQ(live.events[0].type, Event::Type::kTrialStopped);
-  EXPECT_EQ(live.events[0].reason, "RungCutoff");
+  EXPECT_TRUE(std::holds_alternative<event::TrialStopped>(live.events[0]));
+  EXPECT_EQ(std::get<event::TrialStopped>(live.events[0]).reason, "RungCutoff");
   ASSERT_EQ(live.actions.size(), 1u);
   const auto* stop = std::get_if<StopSegment>(&live.actions[0]);
   ASSERT_NE(stop, nullptr);
@@ -220,7 +219,7 @@ TEST(StopTrial, RecordsTheStopAndStopsALiveSegmentWithTheSameReason) {
 TEST(ReconcileTrials, ATrialTheBudgetCannotLaunchIsStoppedWithTheDenial) {
   SweepModel model(Spec());
   for (int64_t i = 0; i < 2; ++i) {
-    ASSERT_TRUE(model.Apply(Event::Of(Event::Type::kTrialCreated, 0, i)).ok());
+    ASSERT_TRUE(model.Apply(event::TrialCreated{.at = 0, .trial = i}).ok());
   }
   Observed observed;
   PlannerOptions options;
@@ -233,10 +232,10 @@ TEST(ReconcileTrials, ATrialTheBudgetCannotLaunchIsStoppedWithTheDenial) {
   EXPECT_EQ(a.part.occupied, 0);
   ASSERT_EQ(a.part.events.size(), 2u);
   for (const Event& e : a.part.events) {
-    EXPECT_EQ(e.type, Event::Type::kTrialStopped);
-    EXPECT_EQ(e.reason, "BudgetExhausted");
+    EXPECT_TRUE(std::holds_alternative<event::TrialStopped>(e));
+    EXPECT_EQ(std::get<event::TrialStopped>(e).reason, "BudgetExhausted");
   }
-  EXPECT_THAT(a.part.events[0].message, HasSubstr("GPU-hours"));
+  EXPECT_THAT(std::get<event::TrialStopped>(a.part.events[0]).message, HasSubstr("GPU-hours"));
   EXPECT_DOUBLE_EQ(a.ledger.reserved(), 3590) << "a refused launch reserves nothing";
 }
 
@@ -262,12 +261,12 @@ TEST(StopEverything, StopsLiveSegmentsAndTrialsWaitingForOne) {
   Part part = StopEverything(in);
   // Trial 0: stopped live. Trial 1: its end recorded, then stopped since it would relaunch.
   ASSERT_EQ(part.events.size(), 3u);
-  EXPECT_EQ(part.events[0].type, Event::Type::kTrialStopped);
-  EXPECT_EQ(part.events[0].trial, 0);
-  EXPECT_EQ(part.events[1].type, Event::Type::kSegmentEnded);
-  EXPECT_EQ(part.events[1].reason, "Error");
-  EXPECT_EQ(part.events[2].type, Event::Type::kTrialStopped);
-  EXPECT_EQ(part.events[2].reason, "SweepFinished");
+  EXPECT_TRUE(std::holds_alternative<event::TrialStopped>(part.events[0]));
+  EXPECT_EQ(std::get<event::TrialStopped>(part.events[0]).trial, 0);
+  EXPECT_TRUE(std::holds_alternative<event::SegmentEnded>(part.events[1]));
+  EXPECT_EQ(std::get<event::SegmentEnded>(part.events[1]).reason, "Error");
+  EXPECT_TRUE(std::holds_alternative<event::TrialStopped>(part.events[2]));
+  EXPECT_EQ(std::get<event::TrialStopped>(part.events[2]).reason, "SweepFinished");
   ASSERT_EQ(part.actions.size(), 1u);
   EXPECT_EQ(std::get<StopSegment>(part.actions[0]).trial, 0);
   EXPECT_EQ(part.occupied, 0);

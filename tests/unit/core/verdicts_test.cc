@@ -16,7 +16,6 @@ namespace {
 using nlohmann::json;
 using testing::CountEvents;
 using testing::PlannerHarness;
-using Type = Event::Type;
 
 // A stop-mode sweep with rungs 1 and 3 epochs: the same rungs for every reductionFactor from 3
 // up, so a journal of one factor applies under another.
@@ -54,7 +53,7 @@ std::vector<Event> RecordedSweep(PlannerHarness& h) {
 SweepModel Replay(const SweepSpec& spec, const std::vector<Event>& journal) {
   SweepModel model(spec);
   for (const Event& e : journal) {
-    StatusOr<Event> read = Event::FromJson(json::parse(e.ToJson().dump()));
+    StatusOr<Event> read = EventFromJson(json::parse(EventToJson(e).dump()));
     EXPECT_TRUE(read.ok());
     EXPECT_TRUE(model.Apply(*read).ok());
   }
@@ -62,7 +61,8 @@ SweepModel Replay(const SweepSpec& spec, const std::vector<Event>& journal) {
 }
 
 std::vector<Event> WithoutVerdicts(std::vector<Event> journal) {
-  std::erase_if(journal, [](const Event& e) { return e.type == Type::kRungVerdict; });
+  std::erase_if(journal,
+                [](const Event& e) { return std::holds_alternative<event::RungVerdict>(e); });
   return journal;
 }
 
@@ -86,38 +86,38 @@ TEST(RungVerdicts, EachStopModeVerdictIsJournaledOnceBeforeTheStopItCauses) {
   h.Report(1, 1, 0.4);
   h.Report(2, 1, 0.3);
   Plan plan = h.PassAndCarry();
-  ASSERT_EQ(CountEvents(plan, Type::kRungVerdict), 3);
-  EXPECT_EQ(plan.events[0].type, Type::kRungVerdict);
-  EXPECT_EQ(plan.events[0].verdict, Verdict::kContinue);
-  EXPECT_EQ(plan.events[1].verdict, Verdict::kStop);
-  EXPECT_EQ(plan.events[1].rung, 0);
-  EXPECT_DOUBLE_EQ(plan.events[1].resource, 1);
-  const Event* stopped = testing::FindEvent(plan, Type::kTrialStopped);
+  ASSERT_EQ(CountEvents<event::RungVerdict>(plan), 3);
+  EXPECT_TRUE(std::holds_alternative<event::RungVerdict>(plan.events[0]));
+  EXPECT_EQ(std::get<event::RungVerdict>(plan.events[0]).verdict, Verdict::kContinue);
+  EXPECT_EQ(std::get<event::RungVerdict>(plan.events[1]).verdict, Verdict::kStop);
+  EXPECT_EQ(std::get<event::RungVerdict>(plan.events[1]).rung, 0);
+  EXPECT_DOUBLE_EQ(std::get<event::RungVerdict>(plan.events[1]).resource, 1);
+  const auto* stopped = testing::FindEvent<event::TrialStopped>(plan);
   ASSERT_NE(stopped, nullptr);
   EXPECT_EQ(stopped->trial, 1);
-  EXPECT_EQ(stopped->message, plan.events[1].message);
+  EXPECT_EQ(stopped->message, std::get<event::RungVerdict>(plan.events[1]).message);
   EXPECT_TRUE(h.model().unrecorded_verdicts().empty());
   EXPECT_TRUE(h.model().trial(1).rung_verdicts.at(1).recorded);
   EXPECT_EQ(h.model().continued(0), 1);
-  EXPECT_EQ(CountEvents(h.PassAndCarry(), Type::kRungVerdict), 0);
+  EXPECT_EQ(CountEvents<event::RungVerdict>(h.PassAndCarry()), 0);
 }
 
 TEST(RungVerdicts, RoundTripThroughTheJournalsJson) {
-  Event e = Event::Of(Type::kRungVerdict, 12.5, 3);
+  event::RungVerdict e{.at = 12.5, .trial = 3};
   e.rung = 1;
   e.resource = 3;
   e.verdict = Verdict::kStop;
   e.message = "value 0.4 at rung 1 is not in the top 1/3";
-  EXPECT_EQ(e.ToJson().dump(),
+  EXPECT_EQ(EventToJson(e).dump(),
             R"({"at":12.5,"event":"RungVerdict","message":"value 0.4 at rung 1 is not in the )"
             R"(top 1/3","resource":3.0,"rung":1,"trial":3,"verdict":"Stop"})");
-  StatusOr<Event> read = Event::FromJson(e.ToJson());
+  StatusOr<Event> read = EventFromJson(EventToJson(e));
   ASSERT_TRUE(read.ok());
-  EXPECT_EQ(read->verdict, Verdict::kStop);
-  EXPECT_EQ(read->ToJson(), e.ToJson());
-  json unknown = e.ToJson();
+  EXPECT_EQ(std::get<event::RungVerdict>(*read).verdict, Verdict::kStop);
+  EXPECT_EQ(EventToJson(*read), EventToJson(e));
+  json unknown = EventToJson(e);
   unknown["verdict"] = "Maybe";
-  EXPECT_FALSE(Event::FromJson(unknown).ok());
+  EXPECT_FALSE(EventFromJson(unknown).ok());
 }
 
 TEST(RungVerdicts, AJournalReplaysToTheSameHistoryUnderAnotherReductionFactor) {
@@ -163,16 +163,16 @@ TEST(RungVerdicts, APromotionIsTheVerdictOfAPausedTrialsRecord) {
   json j = testing::TableSweep();
   j["spec"]["scheduler"]["mode"] = "pause";
   SweepModel model(ParseSweep(j).value());
-  ASSERT_TRUE(model.Apply(Event::Of(Type::kTrialCreated, 0, 0)).ok());
-  Event launched = Event::Of(Type::kSegmentLaunched, 0, 0, 0);
+  ASSERT_TRUE(model.Apply(event::TrialCreated{.at = 0, .trial = 0}).ok());
+  event::SegmentLaunched launched{.at = 0, .trial = 0, .segment = 0};
   launched.until = 1;
   ASSERT_TRUE(model.Apply(launched).ok());
-  Event value = Event::Of(Type::kValueRecorded, 1, 0);
+  event::ValueRecorded value{.at = 1, .trial = 0};
   value.resource = 1;
   value.value = 0.5;
   ASSERT_TRUE(model.Apply(value).ok());
   EXPECT_TRUE(model.unrecorded_verdicts().empty()) << "pause mode decides at promotion";
-  Event promoted = Event::Of(Type::kTrialPromoted, 2, 0);
+  event::TrialPromoted promoted{.at = 2, .trial = 0};
   promoted.rung = 0;
   ASSERT_TRUE(model.Apply(promoted).ok());
   ASSERT_TRUE(model.trial(0).rung_verdicts.contains(1));

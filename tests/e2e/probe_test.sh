@@ -111,8 +111,11 @@ for trial in sorted(os.listdir(os.path.join(state, "trials"))):
         if "-p" in trial:
             assert any(a.startswith("--probe-steps=") for a in argv), argv
         else:
+            # The last occurrence: the chosen settings may repeat a template arg (--workers=0).
             for arg in t["trialArgs"]:
-                assert arg in argv and argv.index(arg) > argv.index("--workers=0"), (arg, argv)
+                assert arg in argv, (arg, argv)
+                last = len(argv) - 1 - argv[::-1].index(arg)
+                assert last > argv.index("--workers=0"), (arg, argv)
 print(f"chosen {chosen['settings']} data wait {chosen['dataWaitRatio']:.3f} vs baseline "
       f"{baseline['dataWaitRatio']:.3f}; probing used {t['budgetUsed']} of {t['budgetLimit']} GPU-h")
 PY

@@ -21,6 +21,7 @@
 #include "operator/adapters/kube/trial_log.h"
 #include "operator/controller/journal.h"
 #include "operator/core/api.h"
+#include "operator/core/recorded_charges.h"
 #include "operator/core/sweep_model.h"
 #include "operator/core/sweep_status.h"
 
@@ -30,26 +31,6 @@ namespace {
 int Fail(const std::string& what, const Status& status) {
   std::fprintf(stderr, "replay_sweep: %s: %s\n", what.c_str(), status.message().c_str());
   return 1;
-}
-
-// The charge of every ended segment, as the controller lists it once the pods are gone.
-std::vector<SegmentStatus> RecordedSegments(const SweepModel& model) {
-  std::vector<SegmentStatus> segments;
-  for (int64_t i = 0; i < model.trial_count(); ++i) {
-    const Trial& t = model.trial(i);
-    for (const SegmentRecord& seg : t.segments) {
-      if (!seg.ended || seg.started <= 0) continue;
-      SegmentStatus recorded;
-      recorded.trial = t.name;
-      recorded.segment = seg.number;
-      recorded.state = SegmentState::kSucceeded;
-      recorded.started_unix_seconds = seg.started;
-      recorded.finished_unix_seconds = seg.finished;
-      recorded.devices = seg.devices;
-      segments.push_back(std::move(recorded));
-    }
-  }
-  return segments;
 }
 
 int Main(int argc, char** argv) {
@@ -124,7 +105,7 @@ int Main(int argc, char** argv) {
 
   // The charge of the ended segments, at the latest end: all of it when the journal ended the
   // sweep (a segment still running would be listed by its pod, which a replay has none of).
-  std::vector<SegmentStatus> segments = RecordedSegments(model);
+  std::vector<SegmentStatus> segments = RecordedCharges(model, {});
   double now = 0;
   for (const SegmentStatus& s : segments) now = std::max(now, *s.finished_unix_seconds);
   Ledger ledger(spec->budget_gpu_hours * 3600);

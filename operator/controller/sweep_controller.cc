@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <variant>
 
+#include "operator/core/recorded_charges.h"
 #include "operator/core/search_space.h"
 #include "operator/core/sweep_status.h"
 
@@ -106,30 +107,7 @@ StatusOr<std::vector<SegmentStatus>> SweepController::ChargedSegments() {
   if (!segments.ok()) return segments.status();
   std::set<std::pair<std::string, int>> listed;
   for (const SegmentStatus& s : *segments) listed.insert({s.trial, s.segment});
-  for (int64_t i = 0; i < model_.trial_count(); ++i) {
-    const Trial& t = model_.trial(i);
-    for (const SegmentRecord& seg : t.segments) {
-      if (!seg.ended || seg.started <= 0 || listed.contains({t.name, seg.number})) continue;
-      SegmentStatus recorded;
-      recorded.trial = t.name;
-      recorded.segment = seg.number;
-      recorded.state = SegmentState::kSucceeded;
-      recorded.started_unix_seconds = seg.started;
-      recorded.finished_unix_seconds = seg.finished;
-      recorded.devices = seg.devices;
-      segments->push_back(std::move(recorded));
-    }
-  }
-  // An ended probe run's charge is journaled as device-seconds (ProbeEnded); one device over that
-  // many seconds from its launch charges the same.
-  for (const ProbeRun& p : model_.probes()) {
-    if (!p.ended || p.charged_device_seconds <= 0 || listed.contains({p.name, 0})) continue;
-    SegmentStatus recorded;
-    recorded.trial = p.name;
-    recorded.state = SegmentState::kSucceeded;
-    recorded.started_unix_seconds = p.launched_at;
-    recorded.finished_unix_seconds = p.launched_at + p.charged_device_seconds;
-    recorded.devices = 1;
+  for (SegmentStatus& recorded : RecordedCharges(model_, listed)) {
     segments->push_back(std::move(recorded));
   }
   return segments;

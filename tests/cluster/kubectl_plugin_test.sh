@@ -15,6 +15,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PLUGIN=${KUBECTL_BSW:-$ROOT/build/operator/cmd/kubectl/kubectl-bsw}
+BUDGETSWEEP=${BUDGETSWEEP:-$ROOT/build/operator/cmd/budgetsweep}
 
 if [ -z "${KUBECONFIG:-}" ]; then
   echo "SKIP: KUBECONFIG is not set (eval \"\$(tests/cluster/up.sh | tail -1)\")"
@@ -223,6 +224,19 @@ fi
 rows=$(grep -o '<tr class="trial">' "$TMP/mnist.html" | wc -l || true)
 if [ "$rows" = 5 ]; then pass "report: a row per trial"; else fail "report: $rows trial rows, expected 5"; fi
 if [ "$(head -c 4 "$TMP/mnist.png" | tail -c 3)" = PNG ]; then pass "report --png"; else fail "report --png"; fi
+# The same report from `budgetsweep report --kubeconfig F NAMESPACE/SWEEP`: the same trial records
+# read through the kubeconfig file, so the same rows and the same best value.
+rc=0
+"$BUDGETSWEEP" report --kubeconfig "$KUBECONFIG" "$NS/mnist" -o "$TMP/direct.html" >"$TMP/out" 2>&1 || rc=$?
+expect_rc "budgetsweep report --kubeconfig F $NS/mnist" 0
+best_of() { grep -o 'id="best-value">[^<]*' "$1" | cut -d">" -f2 || true; }
+rows=$(grep -o '<tr class="trial">' "$TMP/direct.html" | wc -l || true)
+if [ "$rows" = 5 ] && [ -n "$(best_of "$TMP/direct.html")" ] &&
+  [ "$(best_of "$TMP/direct.html")" = "$(best_of "$TMP/mnist.html")" ]; then
+  pass "budgetsweep report --kubeconfig: 5 trial rows, best $(best_of "$TMP/direct.html")"
+else
+  fail "budgetsweep report --kubeconfig: $rows rows, best '$(best_of "$TMP/direct.html")'"
+fi
 
 # On a terminal (a pseudo-terminal from script(1)): the frame redrawn in place every interval,
 # until the sweep ends.

@@ -1,7 +1,8 @@
 // A whole sweep simulated in core, with no controller, backend or cluster: the planner loop as the
 // controller runs it (charge the ledger, record new rung values, plan, journal, act) on a
 // simulated clock, against trials that follow a seeded learning curve, start up to 2 s late and
-// crash now and then (as tests/unit/core/simulation_test.cc does it). One pass every
+// crash now and then (tests/fixtures/simulated-trainer, as in tests/unit/core/simulation_test.cc).
+// One pass every
 // --pass-seconds of simulated time.
 //
 //   sweep_sim_bench --sweep=bench/operator/sweep_20k.yaml --journal-dir=DIR
@@ -36,6 +37,7 @@
 #include "operator/core/planner.h"
 #include "operator/core/random.h"
 #include "operator/core/sweep_model.h"
+#include "tests/fixtures/simulated-trainer/simulated_trainer.h"
 
 namespace bsw {
 namespace {
@@ -50,19 +52,6 @@ struct BenchOptions {
 
 // The simulated backend runs trial segments only: the bench's sweeps have no throughput probe.
 constexpr char kNoProbes[] = "sweep_sim_bench simulates no throughput probe: drop spec.throughput";
-
-// The trainer's objective at `resource`: a saturating curve whose ceiling depends on the learning
-// rate (best near 3e-3), plus per-trial and per-epoch noise.
-double Objective(const Config& params, int64_t trial, double resource, uint64_t seed) {
-  double lr = 1e-3;
-  for (const auto& [name, value] : params) {
-    if (name == "lr") lr = value.get<double>();
-  }
-  Random noise(MixSeed(seed ^ 0x5eed,
-                       static_cast<uint64_t>(trial) * 1000 + static_cast<uint64_t>(resource)));
-  double ceiling = 0.92 - 0.08 * std::pow(std::log10(lr) + 2.5, 2);
-  return ceiling - 0.4 * std::exp(-resource / 6) + 0.01 * (noise.Uniform() - 0.5);
-}
 
 // The sweep, its clock and its simulated trials. Pass() is one controller pass; Advance() moves
 // the clock on, running every live segment as a kubelet would (a deadline kills it).
@@ -112,16 +101,7 @@ class Simulation {
  private:
   static constexpr double kStart = 1'700'000'000;
 
-  struct Run {
-    int64_t trial = 0;
-    double progress = 0;
-    double until = 0;
-    double seconds_per_unit = 1;
-    double pending_until = 0;
-    double last_tick = 0;
-    std::optional<double> crash_at;
-    std::optional<double> stop_at;
-  };
+  using Run = testing::SimulatedRun;
 
   Status Record(const std::vector<Event>& events) {
     for (const Event& e : events) {
@@ -175,54 +155,10 @@ class Simulation {
 
   // Runs a live segment up to now; false once it has ended.
   bool Step(Run& run, SegmentStatus& s) {
-    if (!s.started_unix_seconds) {
-      if (now_ >= s.deadline_unix_seconds) return End(s, now_, 137, Reason::kDeadlineExceeded);
-      if (run.stop_at) return End(s, now_, 143, Reason::kStopped);
-      if (now_ < run.pending_until) return true;
-      s.state = SegmentState::kRunning;
-      s.started_unix_seconds = now_;
-      run.last_tick = now_;
+    if (!testing::StepSimulatedRun(run, s, now_, model_.trial(run.trial).params, spec_.seed,
+                                   observed_.metrics)) {
+      return true;
     }
-    // Run until the first of: the milestone, a crash, the stop, the deadline.
-    double end = std::min(now_, s.deadline_unix_seconds);
-    if (run.stop_at) end = std::min(end, *run.stop_at);
-    double reach = run.progress + (end - run.last_tick) / run.seconds_per_unit;
-    double finish_at = end;
-    if (reach >= run.until) {
-      finish_at = run.last_tick + (run.until - run.progress) * run.seconds_per_unit;
-      reach = run.until;
-    }
-    bool crashed = run.crash_at && reach >= *run.crash_at;
-    if (crashed) {
-      finish_at = run.last_tick + (*run.crash_at - run.progress) * run.seconds_per_unit;
-      reach = *run.crash_at;
-    }
-    Report(run, reach);
-    run.progress = reach;
-    run.last_tick = end;
-    if (crashed) return End(s, finish_at, 1, Reason::kError);
-    if (reach >= run.until) return End(s, finish_at, 0, Reason::kNone);
-    if (run.stop_at && end >= *run.stop_at) return End(s, end, 143, Reason::kStopped);
-    if (end >= s.deadline_unix_seconds) return End(s, end, 137, Reason::kDeadlineExceeded);
-    return true;
-  }
-
-  // The trainer evaluates the objective after every whole epoch and serves what it evaluated.
-  void Report(const Run& run, double reach) {
-    TrialMetrics& m = observed_.metrics[model_.TrialName(run.trial)];
-    const Trial& t = model_.trial(run.trial);
-    for (double epoch = std::floor(run.progress) + 1; epoch <= reach + 1e-9; ++epoch) {
-      m.objective_by_resource[epoch] = Objective(t.params, run.trial, epoch, spec_.seed);
-    }
-    m.resource_completed = std::floor(reach + 1e-9);
-  }
-
-  bool End(SegmentStatus& s, double at, int exit_code, Reason reason) {
-    s.state = exit_code == 0 ? SegmentState::kSucceeded : SegmentState::kFailed;
-    s.exit_code = exit_code;
-    s.reason = reason;
-    s.finished_unix_seconds = s.started_unix_seconds ? std::max(at, *s.started_unix_seconds) : at;
-    if (!s.started_unix_seconds) s.started_unix_seconds = s.finished_unix_seconds;
     ended_.push_back(s.trial);
     return false;
   }

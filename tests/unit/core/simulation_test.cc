@@ -18,6 +18,7 @@
 #include "operator/core/planner.h"
 #include "operator/core/random.h"
 #include "operator/core/sweep_model.h"
+#include "tests/fixtures/simulated-trainer/simulated_trainer.h"
 #include "tests/unit/core/planner_harness.h"
 #include "tests/unit/core/sweep_fixture.h"
 
@@ -67,19 +68,6 @@ SweepSpec SimSpec(const SimOptions& o) {
   j["spec"]["trial"]["gpus"] = o.gpus;
   j["spec"]["trial"]["template"]["spec"]["terminationGracePeriodSeconds"] = 5;
   return ParseSweep(j).value();
-}
-
-// The trainer's objective at `resource`: a saturating curve whose ceiling depends on the learning
-// rate (best near 3e-3), plus per-trial and per-epoch noise.
-double Objective(const Config& params, int64_t trial, double resource, uint64_t seed) {
-  double lr = 1e-3;
-  for (const auto& [name, value] : params) {
-    if (name == "lr") lr = value.get<double>();
-  }
-  Random noise(MixSeed(seed ^ 0x5eed,
-                       static_cast<uint64_t>(trial) * 1000 + static_cast<uint64_t>(resource)));
-  double ceiling = 0.92 - 0.08 * std::pow(std::log10(lr) + 2.5, 2);
-  return ceiling - 0.4 * std::exp(-resource / 6) + 0.01 * (noise.Uniform() - 0.5);
 }
 
 // A backend whose trials run on the simulated clock.
@@ -149,52 +137,14 @@ class SimBackend {
     for (auto& [key, run] : runs_) {
       if (run.ended) continue;
       SegmentStatus& s = h_.observed().segments.at(key);
-      if (!s.started_unix_seconds) {
-        if (now >= s.deadline_unix_seconds) {
-          End(run, s, now, SegmentState::kFailed, 137, Reason::kDeadlineExceeded);
-          continue;
-        }
-        if (run.stop_at) {
-          End(run, s, now, SegmentState::kFailed, 143, Reason::kStopped);
-          continue;
-        }
-        if (now < run.pending_until) {
-          ++live;
-          continue;
-        }
-        s.state = SegmentState::kRunning;
-        s.started_unix_seconds = now;
-        run.last_tick = now;
-      }
-      // Run until the first of: the milestone, a crash, the stop, the deadline.
-      double end = std::min(now, s.deadline_unix_seconds);
-      if (run.stop_at) end = std::min(end, *run.stop_at);
-      double reach = run.progress + (end - run.last_tick) / run.seconds_per_unit;
-      double finish_at = end;
-      if (reach >= run.until) {
-        finish_at = run.last_tick + (run.until - run.progress) * run.seconds_per_unit;
-        reach = run.until;
-      }
-      bool crashed = run.crash_at && reach >= *run.crash_at;
-      if (crashed) {
-        finish_at = run.last_tick + (*run.crash_at - run.progress) * run.seconds_per_unit;
-        reach = *run.crash_at;
-      }
-      Report(run, reach);
-      run.progress = reach;
-      run.last_tick = end;
-      if (crashed) {
-        End(run, s, finish_at, SegmentState::kFailed, 1, Reason::kError);
-      } else if (reach >= run.until) {
-        End(run, s, finish_at, SegmentState::kSucceeded, 0, Reason::kNone);
-      } else if (run.stop_at && end >= *run.stop_at) {
-        End(run, s, end, SegmentState::kFailed, 143, Reason::kStopped);
-      } else if (end >= s.deadline_unix_seconds) {
-        End(run, s, end, SegmentState::kFailed, 137, Reason::kDeadlineExceeded);
-        ++deadline_kills_;
-      } else {
+      std::optional<testing::SimulatedEnd> end = testing::StepSimulatedRun(
+          run, s, now, h_.model().trial(run.trial).params, o_.seed, h_.observed().metrics);
+      if (!end) {
         ++live;
+        continue;
       }
+      run.ended = true;
+      if (end->ran && end->reason == Reason::kDeadlineExceeded) ++deadline_kills_;
     }
     result_.max_live = std::max(result_.max_live, live);
     if (live > o_.parallelism) {
@@ -224,37 +174,9 @@ class SimBackend {
   int deadline_kills() const { return deadline_kills_; }
 
  private:
-  struct Run {
-    int64_t trial = 0;
-    double progress = 0;
-    double until = 0;
-    double seconds_per_unit = 1;
-    double pending_until = 0;
-    double last_tick = 0;
-    std::optional<double> crash_at;
-    std::optional<double> stop_at;
+  struct Run : testing::SimulatedRun {
     bool ended = false;
   };
-
-  // The trainer evaluates the objective after every whole epoch and serves what it evaluated.
-  void Report(const Run& run, double reach) {
-    TrialMetrics& m = h_.observed().metrics[h_.model().TrialName(run.trial)];
-    const Trial& t = h_.model().trial(run.trial);
-    for (double epoch = std::floor(run.progress) + 1; epoch <= reach + 1e-9; ++epoch) {
-      m.objective_by_resource[epoch] = Objective(t.params, run.trial, epoch, o_.seed);
-    }
-    m.resource_completed = std::floor(reach + 1e-9);
-  }
-
-  void End(Run& run, SegmentStatus& s, double at, SegmentState state, int exit_code,
-           Reason reason) {
-    run.ended = true;
-    s.state = state;
-    s.exit_code = exit_code;
-    s.reason = reason;
-    s.finished_unix_seconds = s.started_unix_seconds ? std::max(at, *s.started_unix_seconds) : at;
-    if (!s.started_unix_seconds) s.started_unix_seconds = s.finished_unix_seconds;
-  }
 
   PlannerHarness& h_;
   SimOptions o_;

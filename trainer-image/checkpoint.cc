@@ -62,6 +62,32 @@ std::map<std::string, std::string> DecodeConfig(const std::string& text) {
   return config;
 }
 
+// Flags that joined TrainState::config after checkpoints were written without them, with the
+// value such a checkpoint was written with.
+const std::map<std::string, std::string>& ConfigAddedLater() {
+  // Written as the trainer writes doubles there (%.17g).
+  static const auto* const added = new std::map<std::string, std::string>{{"--width", "1"}};
+  return *added;
+}
+
+Status CheckConfig(const std::map<std::string, std::string>& saved,
+                   const std::map<std::string, std::string>& now, const std::string& dir) {
+  for (const auto& [flag, value] : now) {
+    const std::string* written = nullptr;
+    if (auto it = saved.find(flag); it != saved.end()) {
+      written = &it->second;
+    } else if (auto later = ConfigAddedLater().find(flag); later != ConfigAddedLater().end()) {
+      written = &later->second;
+    }
+    if (written == nullptr || *written != value) {
+      return InvalidArgumentError("--checkpoint-dir: " + dir + " holds a checkpoint written with " +
+                                  flag + "=" + (written == nullptr ? "?" : *written) + ", not " +
+                                  value);
+    }
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Status SaveCheckpoint(const std::string& dir, Net& model, torch::optim::Optimizer& optimizer,
@@ -109,6 +135,7 @@ Status SaveCheckpoint(const std::string& dir, Net& model, torch::optim::Optimize
 }
 
 StatusOr<std::optional<TrainState>> LoadCheckpoint(const std::string& dir, torch::Device device,
+                                                   const std::map<std::string, std::string>& config,
                                                    Net& model, torch::optim::Optimizer& optimizer) {
   const std::string path = (std::filesystem::path(dir) / kFileName).string();
   if (!std::filesystem::exists(path)) return std::optional<TrainState>();
@@ -116,18 +143,22 @@ StatusOr<std::optional<TrainState>> LoadCheckpoint(const std::string& dir, torch
   try {
     torch::serialize::InputArchive archive;
     archive.load_from(path, device);
-    torch::serialize::InputArchive model_archive;
-    archive.read("model", model_archive);
-    model.load(model_archive);
-    torch::serialize::InputArchive optimizer_archive;
-    archive.read("optimizer", optimizer_archive);
-    optimizer.load(optimizer_archive);
     // A fresh tensor per key: reading into a defined tensor would resize its storage in place.
     auto read = [&archive](const char* key) {
       torch::Tensor tensor;
       archive.read(key, tensor);
       return tensor;
     };
+    // Checked first: a model of another shape would load into this one's tensors.
+    state.config = DecodeConfig(ToString(read("config")));
+    Status same = CheckConfig(state.config, config, dir);
+    if (!same.ok()) return same;
+    torch::serialize::InputArchive model_archive;
+    archive.read("model", model_archive);
+    model.load(model_archive);
+    torch::serialize::InputArchive optimizer_archive;
+    archive.read("optimizer", optimizer_archive);
+    optimizer.load(optimizer_archive);
     state.epochs_completed = static_cast<int>(read("epochs_completed").item<int64_t>());
     state.next_micro_batch = read("next_micro_batch").item<int64_t>();
     state.optimizer_steps = read("optimizer_steps").item<int64_t>();
@@ -138,7 +169,6 @@ StatusOr<std::optional<TrainState>> LoadCheckpoint(const std::string& dir, torch
     state.train_loss = ToVector(read("train_loss"));
     state.validation_accuracy = ToVector(read("validation_accuracy"));
     state.validation_loss = ToVector(read("validation_loss"));
-    state.config = DecodeConfig(ToString(read("config")));
     const torch::Tensor rng_state = read("cpu_rng_state");
     auto generator = at::detail::getDefaultCPUGenerator();
     std::lock_guard<std::mutex> lock(generator.mutex());

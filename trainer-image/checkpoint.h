@@ -36,8 +36,12 @@ struct TrainState {
                                     torch::optim::Optimizer& optimizer, const TrainState& state);
 
 // Loads `dir`/checkpoint.pt into model and optimizer (whose tensors live on `device`) and restores
-// the generator; nullopt when there is none. A corrupt file yields InvalidArgument naming it.
+// the generator; nullopt when there is none. A corrupt file yields InvalidArgument naming it; a
+// checkpoint written with a flag value other than `config` (TrainState::config of this run) yields
+// InvalidArgument naming the flag, before the model is touched. A flag that checkpoints written
+// before it existed lack counts as its value then (`--width` 1).
 StatusOr<std::optional<TrainState>> LoadCheckpoint(const std::string& dir, torch::Device device,
+                                                   const std::map<std::string, std::string>& config,
                                                    Net& model, torch::optim::Optimizer& optimizer);
 
 }  // namespace bsw::trainer

@@ -2,18 +2,26 @@
 
 #include <torch/nn.h>
 
+#include <algorithm>
+#include <cmath>
+
 namespace bsw::trainer {
 namespace {
 
 namespace nn = torch::nn;
 
+// `units` scaled by the width multiplier, at least 1.
+int64_t Scaled(int64_t units, double width) {
+  return std::max<int64_t>(1, std::llround(static_cast<double>(units) * width));
+}
+
 class Mlp final : public Net {
  public:
-  Mlp(int64_t inputs, int num_classes)
+  Mlp(int64_t inputs, int num_classes, double width)
       : layers_(register_module(
-            "layers",
-            nn::Sequential(nn::Flatten(), nn::Linear(inputs, 512), nn::ReLU(), nn::Linear(512, 256),
-                           nn::ReLU(), nn::Linear(256, num_classes)))) {}
+            "layers", nn::Sequential(nn::Flatten(), nn::Linear(inputs, Scaled(512, width)),
+                                     nn::ReLU(), nn::Linear(Scaled(512, width), Scaled(256, width)),
+                                     nn::ReLU(), nn::Linear(Scaled(256, width), num_classes)))) {}
   torch::Tensor forward(const torch::Tensor& images) override { return layers_->forward(images); }
   at::MemoryFormat memory_format() const override { return at::MemoryFormat::Contiguous; }
 
@@ -29,21 +37,23 @@ void AddConvBnReluPool(nn::Sequential& layers, int64_t in, int64_t out) {
   layers->push_back(nn::MaxPool2d(2));
 }
 
-nn::Sequential Cnn2Features(int64_t channels) {
+nn::Sequential Cnn2Features(int64_t channels, double width) {
   nn::Sequential layers;
-  AddConvBnReluPool(layers, channels, 32);
-  AddConvBnReluPool(layers, 32, 64);
+  AddConvBnReluPool(layers, channels, Scaled(32, width));
+  AddConvBnReluPool(layers, Scaled(32, width), Scaled(64, width));
   layers->push_back(nn::Flatten());
   return layers;
 }
 
 class Cnn2 final : public Net {
  public:
-  Cnn2(SampleShape shape, int num_classes)
-      : features_(register_module("features", Cnn2Features(shape.channels))),
+  Cnn2(SampleShape shape, int num_classes, double width)
+      : features_(register_module("features", Cnn2Features(shape.channels, width))),
         classifier_(register_module(
-            "classifier", nn::Sequential(nn::Linear(64 * (shape.side / 4) * (shape.side / 4), 128),
-                                         nn::ReLU(), nn::Linear(128, num_classes)))) {}
+            "classifier",
+            nn::Sequential(nn::Linear(Scaled(64, width) * (shape.side / 4) * (shape.side / 4),
+                                      Scaled(128, width)),
+                           nn::ReLU(), nn::Linear(Scaled(128, width), num_classes)))) {}
   torch::Tensor forward(const torch::Tensor& images) override {
     return classifier_->forward(features_->forward(images));
   }
@@ -86,20 +96,23 @@ class BasicBlock final : public nn::Module {
 
 class ResNet final : public Net {
  public:
-  ResNet(SampleShape shape, int num_classes)
+  ResNet(SampleShape shape, int num_classes, double width)
       : stem_(register_module(
-            "stem", nn::Sequential(
-                        nn::Conv2d(nn::Conv2dOptions(shape.channels, 32, 3).padding(1).bias(false)),
-                        nn::BatchNorm2d(32), nn::ReLU()))),
-        head_(register_module("head", nn::Linear(128, num_classes))) {
-    int64_t in = 32;
+            "stem",
+            nn::Sequential(
+                nn::Conv2d(
+                    nn::Conv2dOptions(shape.channels, Scaled(32, width), 3).padding(1).bias(false)),
+                nn::BatchNorm2d(Scaled(32, width)), nn::ReLU()))),
+        head_(register_module("head", nn::Linear(Scaled(128, width), num_classes))) {
+    int64_t in = Scaled(32, width);
     int index = 0;
-    for (int64_t width : {32, 64, 128}) {
+    for (int64_t stage : {32, 64, 128}) {
+      const int64_t out = Scaled(stage, width);
       for (int b = 0; b < 2; ++b) {
-        const int64_t stride = (b == 0 && width != 32) ? 2 : 1;
+        const int64_t stride = (b == 0 && stage != 32) ? 2 : 1;
         blocks_.push_back(register_module("block" + std::to_string(index++),
-                                          std::make_shared<BasicBlock>(in, width, stride)));
-        in = width;
+                                          std::make_shared<BasicBlock>(in, out, stride)));
+        in = out;
       }
     }
   }
@@ -136,11 +149,13 @@ torch::Tensor ToModelLayout(const Net& model, const torch::Tensor& images) {
 }
 
 StatusOr<std::shared_ptr<Net>> MakeModel(const std::string& name, SampleShape shape,
-                                         int num_classes) {
+                                         int num_classes, double width) {
   if (name == "mlp")
-    return std::shared_ptr<Net>(std::make_shared<Mlp>(shape.floats(), num_classes));
-  if (name == "cnn2") return std::shared_ptr<Net>(std::make_shared<Cnn2>(shape, num_classes));
-  if (name == "resnet") return std::shared_ptr<Net>(std::make_shared<ResNet>(shape, num_classes));
+    return std::shared_ptr<Net>(std::make_shared<Mlp>(shape.floats(), num_classes, width));
+  if (name == "cnn2")
+    return std::shared_ptr<Net>(std::make_shared<Cnn2>(shape, num_classes, width));
+  if (name == "resnet")
+    return std::shared_ptr<Net>(std::make_shared<ResNet>(shape, num_classes, width));
   return InvalidArgumentError("--model: unknown model '" + name + "'");
 }
 

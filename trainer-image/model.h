@@ -30,9 +30,10 @@ torch::Tensor ToModelLayout(const Net& model, const torch::Tensor& images);
 // "mlp": 2 hidden layers (512, 256). "cnn2": conv3x3(C->32)+BN+ReLU+maxpool2,
 // conv3x3(32->64)+BN+ReLU+maxpool2, FC(64*(S/4)^2->128)+ReLU, FC(128->classes), i.e. FC(3136->128)
 // on 28x28 Fashion-MNIST. "resnet": a 3-stage (32/64/128 channels, 2 basic blocks each) ResNet.
-// Parameters are initialized from the global torch seed.
+// `width` multiplies every one of those layer widths (rounded, at least 1): 1 is the model above,
+// 2 doubles its channels and hidden units. Parameters are initialized from the global torch seed.
 StatusOr<std::shared_ptr<Net>> MakeModel(const std::string& name, SampleShape shape,
-                                         int num_classes);
+                                         int num_classes, double width = 1.0);
 
 }  // namespace bsw::trainer
 

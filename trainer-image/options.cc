@@ -65,6 +65,8 @@ Status Validate(const TrainOptions& o) {
                    "--lr-scaling: expected none or linear, got '" + o.lr_scaling + "'"),
            Require(o.device == "auto" || o.device == "cpu" || o.device == "cuda",
                    "--device: expected auto, cpu or cuda, got '" + o.device + "'"),
+           Require(std::isfinite(o.width) && o.width >= 0.125 && o.width <= 16,
+                   "--width: must be between 0.125 and 16"),
            Require(o.epochs >= 1, "--epochs: must be at least 1"),
            Require(o.until <= o.epochs, "--until: must not exceed --epochs (" +
                                             std::to_string(o.epochs) + "), got " +
@@ -121,6 +123,8 @@ void AddTrainFlags(CLI::App& app, TrainOptions& o, std::string& epochs_text,
                  "evaluate at most N validation and N test samples (0: all)");
   app.add_option("--image-size", o.image_size, "model input side in pixels (image-folder)");
   app.add_option("--model", o.model, "mlp | cnn2 | resnet");
+  app.add_option("--width", o.width,
+                 "multiplies the width of every layer of the model (channels, hidden units)");
   EnvDefault(
       app.add_option("--epochs", epochs_text,
                      "total epochs; the LR schedule spans them (env BUDGETSWEEP_MAX_RESOURCE)")

@@ -20,6 +20,7 @@ struct TrainOptions {
   int64_t eval_limit = 0;                 // 0: evaluate every validation and test sample
   int image_size = 28;                    // model input side; image-folder samples are resized
   std::string model = "cnn2";             // mlp | cnn2 | resnet
+  double width = 1.0;                     // multiplies every layer's width (model.h)
   int epochs = 10;
   int until = 0;  // 0: train to `epochs`
   int64_t batch_size = 128;

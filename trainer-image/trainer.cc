@@ -90,6 +90,7 @@ HostBuffer AllocatePinnedBuffer(int64_t image_floats, int64_t labels) {
 std::map<std::string, std::string> ResumeConfig(const TrainOptions& o, int64_t train_samples) {
   return {{"--dataset", o.dataset},
           {"--model", o.model},
+          {"--width", Exact(o.width)},
           {"--image-size", std::to_string(o.image_size)},
           {"--train-limit", std::to_string(train_samples)},
           {"--epochs", std::to_string(o.epochs)},
@@ -104,19 +105,6 @@ std::map<std::string, std::string> ResumeConfig(const TrainOptions& o, int64_t t
           {"--lr-scaling", o.lr_scaling},
           {"--reference-batch", std::to_string(o.reference_batch)},
           {"--seed", std::to_string(o.seed)}};
-}
-
-Status CheckResumeConfig(const std::map<std::string, std::string>& saved,
-                         const std::map<std::string, std::string>& now, const std::string& dir) {
-  for (const auto& [flag, value] : now) {
-    auto it = saved.find(flag);
-    if (it == saved.end() || it->second != value) {
-      return InvalidArgumentError("--checkpoint-dir: " + dir + " holds a checkpoint written with " +
-                                  flag + "=" + (it == saved.end() ? "?" : it->second) + ", not " +
-                                  value);
-    }
-  }
-  return OkStatus();
 }
 
 std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const TrainOptions& o, Net& model) {
@@ -189,7 +177,8 @@ class Session {
     splits_ = *splits;
     shape_ = splits_.train->shape();
     torch::manual_seed(o_.seed);
-    StatusOr<std::shared_ptr<Net>> model = MakeModel(o_.model, shape_, splits_.num_classes);
+    StatusOr<std::shared_ptr<Net>> model =
+        MakeModel(o_.model, shape_, splits_.num_classes, o_.width);
     if (!model.ok()) return model.status();
     model_ = *model;
     model_->to(placement_.device);
@@ -221,11 +210,9 @@ class Session {
 
   Status Resume() {
     StatusOr<std::optional<TrainState>> loaded =
-        LoadCheckpoint(o_.checkpoint_dir, placement_.device, *model_, *optimizer_);
+        LoadCheckpoint(o_.checkpoint_dir, placement_.device, state_.config, *model_, *optimizer_);
     if (!loaded.ok()) return loaded.status();
     if (!loaded->has_value()) return OkStatus();
-    Status same = CheckResumeConfig((*loaded)->config, state_.config, o_.checkpoint_dir);
-    if (!same.ok()) return same;
     state_ = std::move(**loaded);
     stepper_->loss_scale().Restore(state_.loss_scale, state_.loss_scale_finite_streak);
     std::fprintf(stderr, "budgetsweep-trainer: resumed from %s at epoch %d, micro-batch %lld\n",

@@ -125,6 +125,25 @@ TEST(TrainerBinary, PausedAndResumedRunReproducesTheUninterruptedLossTrajectory)
       "--lr");
 }
 
+TEST(TrainerBinary, WidthChangesTheModelAndACheckpointOfAnotherWidthIsRefused) {
+  const ProcessResult narrow = RunTrainer(With(SmallRunFlags(), {"--epochs=1", "--width=0.25"}));
+  ASSERT_EQ(narrow.exit_code, 0) << narrow.err;
+  const ProcessResult standard = RunTrainer(With(SmallRunFlags(), {"--epochs=1"}));
+  ASSERT_EQ(standard.exit_code, 0) << standard.err;
+  EXPECT_NE(SummaryField(narrow.out, "train_loss"), SummaryField(standard.out, "train_loss"));
+
+  const std::string dir = FreshDir("width_resume");
+  const ProcessResult wide = RunTrainer(
+      With(SmallRunFlags(), {"--epochs=3", "--until=1", "--width=2", "--checkpoint-dir=" + dir}));
+  ASSERT_EQ(wide.exit_code, 0) << wide.err;
+  ExpectBadInput(RunTrainer(With(SmallRunFlags(), {"--epochs=3", "--checkpoint-dir=" + dir})),
+                 "--width=2, not 1");
+  const ProcessResult resumed = RunTrainer(
+      With(SmallRunFlags(), {"--epochs=3", "--until=2", "--width=2", "--checkpoint-dir=" + dir}));
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_NE(resumed.err.find("resumed"), std::string::npos) << resumed.err;
+}
+
 TEST(TrainerBinary, SigtermCheckpointsMidEpochAndTheResumedRunMatches) {
   const std::vector<std::string> flags =
       With(SmallRunFlags(), {"--train-limit=4096", "--epochs=20", "--until=2"});

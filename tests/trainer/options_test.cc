@@ -83,6 +83,9 @@ TEST(Options, BadValuesNameTheirFlagOnOneLine) {
       {{"--no-such-flag=1"}, "--no-such-flag"},
       {{"--optimizer=adam"}, "--optimizer"},
       {{"--accumulation-steps=0"}, "--accumulation-steps"},
+      {{"--width=0"}, "--width"},
+      {{"--width=32"}, "--width"},
+      {{"--width=wide"}, "--width"},
   };
   for (const auto& [args, flag] : cases) {
     StatusOr<Command> command = Parse(args);

@@ -19,7 +19,7 @@ def params_from_argv(argv):
     params = {}
     for arg in argv:
         name, _, value = arg[2:].partition("=")
-        if arg.startswith("--") and name in config.SPACE:
+        if arg.startswith("--") and name in config.space():
             params[name] = json.loads(value)
     return params
 

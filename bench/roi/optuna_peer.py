@@ -2,7 +2,7 @@
 
     python optuna_peer.py --trainer PATH --seed N --out DIR
 
-Optuna's default sampler (TPE, seeded) suggests each configuration from config.SPACE; every epoch's
+Optuna's default sampler (TPE, seeded) suggests each configuration from config.space(); every epoch's
 validation accuracy, read from the trainer's metrics endpoint, is reported, and a pruned trial's
 trainer is stopped with SIGTERM. As in budgetsweep's ASHA, the full resource is not a rung: a
 trial that reached it completes. The study samples until the device-hour budget is spent (see
@@ -18,7 +18,7 @@ from trainer_process import TrainerProcess, peer_setup
 
 def suggest(trial):
     params = {}
-    for name, p in config.SPACE.items():
+    for name, p in config.space().items():
         if p["type"] == "choice":
             params[name] = trial.suggest_categorical(name, p["values"])
         else:

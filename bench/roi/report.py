@@ -29,15 +29,26 @@ import platform
 import statistics
 
 import config
+import verdicts
 
-CONTENDERS = [
-    ("grid", "budgetsweep grid (reference)"),
-    ("random", "budgetsweep random"),
-    ("asha-stop", "budgetsweep ASHA stop"),
-    ("asha-pause", "budgetsweep ASHA pause"),
-    ("optuna", "Optuna + SuccessiveHalvingPruner"),
-    ("ray", "Ray Tune + ASHAScheduler"),
-]
+LABELS = {
+    "grid": "budgetsweep grid (reference)",
+    "random": "budgetsweep random",
+    "asha-stop": "budgetsweep ASHA stop",
+    "asha-pause": "budgetsweep ASHA pause",
+    "asha-tpe": "budgetsweep ASHA + TPE",
+    "hyperband": "budgetsweep Hyperband",
+    "pbt": "budgetsweep PBT",
+    "pb2": "budgetsweep PB2",
+    "optuna": "Optuna + SuccessiveHalvingPruner",
+    "ray": "Ray Tune + ASHAScheduler",
+    "ray-pb2": "Ray Tune + PB2",
+}
+
+
+def contenders_of_task():
+    """[(key, label)]: the grid, then the task's contenders in run.sh's order."""
+    return [(key, LABELS[key]) for key in ["grid"] + config.task()["contenders"]]
 
 
 def load_segments(run_dir):
@@ -203,7 +214,7 @@ def plot(results, target, grid_hours, path):
     import numpy as np
 
     fig, ax = plt.subplots(figsize=(8, 5))
-    for key, label in CONTENDERS:
+    for key, label in contenders_of_task():
         runs = results["contenders"].get(key, {}).get("runs", [])
         if not runs:
             continue
@@ -222,16 +233,17 @@ def plot(results, target, grid_hours, path):
                 label=f"{label} (n={len(runs)})")
     ax.axhline(target * 100, color="grey", linestyle="--", linewidth=1,
                label=f"target: grid's answer - {config.TARGET_POINTS} pp")
-    ax.axvline(grid_hours * config.TARGET_FRACTION, color="grey", linestyle=":", linewidth=1,
-               label=f"{config.TARGET_FRACTION:.0%} of the grid's device-hours")
+    budget_fraction = config.size()["budget_fraction"]
+    ax.axvline(grid_hours * budget_fraction, color="grey", linestyle=":", linewidth=1,
+               label=f"each contender's budget: {budget_fraction:.0%} of the grid's device-hours")
     ax.set_xscale("log")
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
     ax.xaxis.set_minor_formatter(matplotlib.ticker.FuncFormatter(
         lambda v, _: f"{v:g}" if f"{v:e}"[0] in "235" else ""))
     ax.set_xlabel("device-hours spent (sum of trainer process time; log scale)")
     ax.set_ylabel("test accuracy of the best configuration found (%)")
-    ax.set_title("cnn2 on Fashion-MNIST: best configuration found vs compute, median over seeds",
-                 fontsize=11)
+    ax.set_title(f"{config.task_name()} task, cnn2 on Fashion-MNIST: best configuration found vs "
+                 "compute, median over seeds", fontsize=11)
     lows = [p[1] * 100 for c in results["contenders"].values() for r in c["runs"]
             for p in r["trajectory"]]
     if lows:
@@ -249,8 +261,8 @@ def machine():
             if line.startswith("model name"):
                 cpu = line.split(":", 1)[1].strip()
                 break
-    return {"cpu": cpu, "cores_online": os.cpu_count(), "os": platform.platform(),
-            "python": platform.python_version()}
+    return {"cpu": cpu, "cores_online": os.cpu_count(), "nproc": len(os.sched_getaffinity(0)),
+            "os": platform.platform(), "python": platform.python_version()}
 
 
 def main():
@@ -260,12 +272,14 @@ def main():
     ap.add_argument("--command", required=True)
     ap.add_argument("--versions", default="{}")
     ap.add_argument("--notes", default="", help="file with notes from run.sh (e.g. failures)")
+    ap.add_argument("--state-filesystem", default="unknown",
+                    help="file system type of budgetsweep's state directories (stat -f -c %%T)")
     args = ap.parse_args()
     s = config.size()
     epochs = s["epochs"]
 
     contenders = {}
-    for key, label in CONTENDERS:
+    for key, label in contenders_of_task():
         runs = [analyse_run(os.path.dirname(p), epochs)
                 for p in sorted(glob.glob(os.path.join(args.raw, key, "s*", "run.json")))]
         contenders[key] = {"label": label, "runs": runs}
@@ -311,32 +325,17 @@ def main():
             "tool_cpu_seconds": spread([r["tool_cpu_seconds"] for r in runs]),
         }
 
-    def med(key, field):
-        sp = contenders[key]["summary"][field]
-        return None if sp is None else sp["median"]
-
-    asha_targets = {}
-    for key in ("asha-stop", "asha-pause"):
-        f = contenders[key]["summary"]["fraction_of_grid_device_hours"]
-        asha_targets[key] = f is not None and f <= config.TARGET_FRACTION
-    overhead_targets = {}
-    for field in ("idle_slot_seconds", "launch_latency_seconds", "tool_cpu_seconds"):
-        peers = [med(k, field) for k in ("optuna", "ray")]
-        overhead_targets[field] = {
-            key: all(p is not None and med(key, field) is not None and med(key, field) < p
-                     for p in peers)
-            for key in ("asha-stop", "asha-pause")}
-
     results = {
         "benchmark": "ROI: device-hours to reach the grid's answer, cnn2 on Fashion-MNIST",
         "command": args.command,
+        "task_name": config.task_name(),
         "size": config.size_name(),
         "task": {
             "trainer_args": config.trainer_args("budgetsweep-trainer"),
             "train_limit": s["train_limit"], "eval_limit": s["eval_limit"],
             "validation_size": 5000, "epochs": epochs, "rungs": config.rungs(),
             "reduction_factor": s["reduction_factor"],
-            "search_space": config.SPACE, "grid": s["grid"],
+            "search_space": config.space(), "grid": s["grid"],
             "budget_fraction_of_grid": s["budget_fraction"],
             "budget_device_hours": s["budget_fraction"] * grid_hours,
             "parallelism": config.PARALLELISM, "poll_seconds": config.POLL_SECONDS,
@@ -349,10 +348,7 @@ def main():
                         "params": grid["best"]["params"], "device_hours": grid_hours,
                         "configurations": grid["configurations"]},
         "target_test_accuracy": target,
-        "targets": {
-            "asha_within_25_percent_of_grid_device_hours": asha_targets,
-            "budgetsweep_overhead_below_both_peers": overhead_targets,
-        },
+        "targets": verdicts.compute(contenders, grid_hours, args.state_filesystem),
         "contenders": contenders,
     }
     with open(args.out + ".json", "w") as f:
@@ -368,7 +364,7 @@ def main():
 
 def grace_line(r):
     """budgetsweep's grace period, next to the SIGTERM-to-exit latency the peers' drivers saw."""
-    latencies = [x for key in ("optuna", "ray") for run in r["contenders"][key]["runs"]
+    latencies = [x for key in verdicts.PEERS for run in r["contenders"].get(key, {"runs": []})["runs"]
                  for x in run["sigterm_to_exit_seconds"]]
     line = (f"- budgetsweep's trials get `terminationGracePeriodSeconds: "
             f"{r['task']['grace_seconds']}`; every reservation includes the grace period (the "
@@ -393,7 +389,8 @@ def reading(r):
         f"{config.TARGET_POINTS}-point target is "
         f"{round(config.TARGET_POINTS * t['eval_limit'] / 100)} images of the capped test set.",
     ]
-    for key in ("random", "asha-stop", "asha-pause", "optuna", "ray"):
+    others = config.task()["contenders"]
+    for key in others:
         misses = [(run["seed"], (r["target_test_accuracy"] - run["best"]["test_accuracy"]) * 100)
                   for run in cs[key]["runs"]
                   if run["device_hours_to_target"] is None and run["best"]]
@@ -401,17 +398,18 @@ def reading(r):
             out.append(f"- {cs[key]['label']}: seeds that missed ended "
                        + ", ".join(f"{gap:.2f} (seed {seed})" for seed, gap in misses)
                        + " points below the target.")
-    same = [run["seed"] for run in cs["asha-stop"]["runs"]
+    same = [run["seed"] for run in cs.get("asha-stop", {"runs": []})["runs"]
             if any(other["seed"] == run["seed"] and
                    {json.dumps(p["params"], sort_keys=True) for p in other["processes"]} ==
                    {json.dumps(p["params"], sort_keys=True) for p in run["processes"]}
-                   for other in cs["asha-pause"]["runs"])]
+                   for other in cs.get("asha-pause", {"runs": []})["runs"])]
     if same:
         out.append("- budgetsweep's ASHA stop and pause runs with the same seed sampled the same "
                    f"configurations (seeds {', '.join(map(str, same))}): they differ only in "
                    "which ones they promoted and how, so their rows are not independent.")
     # One-epoch processes that ran to their end: pause mode's first segments (--until 1).
-    one = [p["cpu_seconds"] for run in cs["asha-pause"]["runs"] for p in run["processes"]
+    one = [p["cpu_seconds"] for run in cs.get("asha-pause", {"runs": []})["runs"]
+           for p in run["processes"]
            if p["id"].endswith("-seg0") and p["epochs"] == 1 and not p["stopped"]
            and p["cpu_seconds"] is not None]
     full = [p["cpu_seconds"] for p in grid_run["processes"]
@@ -427,7 +425,7 @@ def reading(r):
             "data), which weighs on one-epoch ASHA trials and on pause mode's extra processes.")
     budget = t["budget_device_hours"]
     spent = {key: max(run["device_seconds"] / 3600 for run in cs[key]["runs"])
-             for key in ("random", "asha-stop", "asha-pause", "optuna", "ray") if cs[key]["runs"]}
+             for key in others if cs[key]["runs"]}
     if spent:
         out.append(f"- Budget {budget:.4f} device-hours; the most any seed spent: "
                    + ", ".join(f"{cs[k]['label']} {h:.4f} ({h / budget * 100:.1f}%)"
@@ -450,11 +448,6 @@ def markdown(r, notes, png):
     t = r["task"]
     g = r["grid_answer"]
     params = ", ".join(f"{k}={v:g}" for k, v in g["params"].items())
-    tg = r["targets"]
-    overhead = tg["budgetsweep_overhead_below_both_peers"]
-
-    def verdicts(by_contender):
-        return "; ".join(f"{k} {'met' if v else 'not met'}" for k, v in by_contender.items())
 
     columns = ["contender", "seeds", "reached target", "device-hours to target", "% of grid",
                "final best test acc (%)", "device-hours total", "configurations",
@@ -462,7 +455,9 @@ def markdown(r, notes, png):
                "idle slot-s", "of which in the wind-down", "startup s",
                "launch latency ms", "tool CPU s"]
     lines = [
-        "# ROI benchmark: device-hours to the grid's answer",
+        f"# ROI benchmark, {r['task_name']} task: device-hours to the grid's answer",
+        "",
+        f"Ran on {r['machine']['cpu']}, nproc {r['machine']['nproc']}.",
         "",
         f"cnn2 (budgetsweep-trainer) on Fashion-MNIST: the first {t['train_limit']:,} training "
         f"images, validation and test capped at {t['eval_limit']:,} images each "
@@ -528,12 +523,11 @@ def markdown(r, notes, png):
         "",
         "## Targets",
         "",
-        "- ASHA reaches the grid's answer with at most 25% of the grid's device-hours: "
-        + verdicts(tg["asha_within_25_percent_of_grid_device_hours"]) + ".",
-        "- budgetsweep's overhead below both peers' (medians): idle slot-seconds "
-        + verdicts(overhead["idle_slot_seconds"]) + "; launch latency "
-        + verdicts(overhead["launch_latency_seconds"]) + "; tool CPU seconds "
-        + verdicts(overhead["tool_cpu_seconds"]) + ".",
+        f"Computed from the runs (bench/roi/verdicts.py): a verdict compares seed s of one "
+        f"contender with seed s of the other, and is met only if it holds in at least "
+        f"{verdicts.SEED_SHARE:.0%} of the seeds both ran (4 of 5, 3 of 3).",
+        "",
+    ] + verdicts.markdown(r["targets"], LABELS) + [
         "",
         "## Reading it",
         "",
@@ -576,7 +570,8 @@ def markdown(r, notes, png):
         "",
         "## Setup",
         "",
-        f"- Machine: {r['machine']['cpu']}, {r['machine']['cores_online']} cores online, shared "
+        f"- Machine: {r['machine']['cpu']}, {r['machine']['cores_online']} cores online "
+        f"(nproc {r['machine']['nproc']}), shared "
         "with other sessions' builds and benchmarks while measured; every process runs under "
         "`nice -n 10`.",
         f"- Versions: " + ", ".join(f"{k} {v}" for k, v in r["versions"].items()) + ".",

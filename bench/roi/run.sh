@@ -1,34 +1,47 @@
 #!/usr/bin/env bash
-# Reproduces bench/results/roi.{md,json,png}: budgetsweep grid, random, ASHA stop and ASHA pause
-# against Optuna (SuccessiveHalvingPruner) and Ray Tune (ASHAScheduler), all driving
-# budgetsweep-trainer on Fashion-MNIST, two trials at a time (bench/roi/README.md).
-#   bench/roi/run.sh                   the published run (about 15 minutes on 2 idle cores)
-#   ROI_SIZE=tiny bench/roi/run.sh     a few-minute try of the whole pipeline, results in ROI_WORK
+# Reproduces bench/results/roi.{md,json,png} (ROI_TASK=easy) or bench/results/roi-hard.* (ROI_TASK=
+# hard): budgetsweep's grid, then the task's contenders (config.py: budgetsweep random, ASHA,
+# ASHA + TPE, Hyperband, PBT, PB2; Optuna with SuccessiveHalvingPruner; Ray Tune with ASHAScheduler
+# or PB2), all driving budgetsweep-trainer on Fashion-MNIST, two trials at a time, under the same
+# device-hour budget (bench/roi/README.md).
+#   bench/roi/run.sh                                 the published easy run (about 15 minutes)
+#   ROI_TASK=hard bench/roi/run.sh                   the hard task (README: "Sizing")
+#   ROI_SIZE=tiny [ROI_TASK=hard] bench/roi/run.sh   a few-minute try of the whole pipeline
 # Environment: BUILD_DIR (default build), ROI_VENV (default ~/.cache/budgetsweep/venv-roi),
-# ROI_WORK (raw runs, default /tmp/bsw-roi-SIZE), ROI_OUT (default bench/results/roi for the full
-# size, ROI_WORK/roi otherwise), ROI_ONLY (space-separated contenders to run; default all),
+# ROI_WORK (raw runs, default /tmp/bsw-roi-SIZE for easy, /tmp/bsw-roi-hard-SIZE for hard),
+# ROI_OUT (default bench/results/roi or roi-hard for the full size, ROI_WORK/roi otherwise),
+# ROI_ONLY (space-separated contenders to run; default the grid and all the task's),
 # ROI_STATE_ROOT (where budgetsweep's state directories go; default ROI_WORK).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-export ROI_SIZE=${ROI_SIZE:-full}
+export ROI_SIZE=${ROI_SIZE:-full} ROI_TASK=${ROI_TASK:-easy}
 build_dir=${BUILD_DIR:-build}
 venv=${ROI_VENV:-$HOME/.cache/budgetsweep/venv-roi}
-work=${ROI_WORK:-/tmp/bsw-roi-$ROI_SIZE}
-if [[ $ROI_SIZE == full ]]; then out=${ROI_OUT:-bench/results/roi}; else out=${ROI_OUT:-$work/roi}; fi
-only=${ROI_ONLY:-grid random asha-stop asha-pause optuna ray}
-command="bench/roi/run.sh   # ROI_SIZE=$ROI_SIZE"
+if [[ $ROI_TASK == easy ]]; then suffix=""; else suffix="-$ROI_TASK"; fi
+work=${ROI_WORK:-/tmp/bsw-roi$suffix-$ROI_SIZE}
+if [[ $ROI_SIZE == full ]]; then out=${ROI_OUT:-bench/results/roi$suffix}; else out=${ROI_OUT:-$work/roi}; fi
+contenders=$(python3 -c 'import sys; sys.path.insert(0, "bench/roi"); import config
+print(*config.task()["contenders"])')
+only=${ROI_ONLY:-grid $contenders}
+command="bench/roi/run.sh   # ROI_TASK=$ROI_TASK ROI_SIZE=$ROI_SIZE"
 mkdir -p "$work"
 notes="$work/notes.md"
 : > "$notes"
 
-# Python peers, pinned; Ray is optional so that a failed install is reported, not fatal.
+# Python peers, pinned; Ray Tune and PB2's GP libraries are optional so that a failed install is
+# reported, not fatal.
 if [[ ! -x "$venv/bin/python" ]]; then
   python3 -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install --quiet 'optuna==5.0.0' 'matplotlib==3.11.2'
 if ! "$venv/bin/python" -m pip install --quiet 'ray[tune]==2.60.0' > "$work/ray-install.log" 2>&1; then
   echo "- Ray Tune could not be installed: $(tail -n 1 "$work/ray-install.log")" >> "$notes"
+fi
+if [[ " $only " == *" ray-pb2 "* ]] &&
+  ! "$venv/bin/python" -m pip install --quiet 'GPy==1.15.0' 'scikit-learn==1.9.1' \
+    > "$work/pb2-install.log" 2>&1; then
+  echo "- GPy and scikit-learn (Ray Tune's PB2) could not be installed: $(tail -n 1 "$work/pb2-install.log")" >> "$notes"
 fi
 
 if [[ ! -f "$build_dir/build.ninja" ]]; then
@@ -52,7 +65,8 @@ run_contender() {
   local cmd state peer=(--trainer "$trainer" --seed "$seed" --out "$dir" --budget-hours "$budget")
   case $name in
     optuna) cmd=("$venv/bin/python" bench/roi/optuna_peer.py "${peer[@]}") ;;
-    ray) cmd=("$venv/bin/python" bench/roi/ray_peer.py "${peer[@]}") ;;
+    ray) cmd=("$venv/bin/python" bench/roi/ray_peer.py "${peer[@]}" --scheduler asha) ;;
+    ray-pb2) cmd=("$venv/bin/python" bench/roi/ray_peer.py "${peer[@]}" --scheduler pb2) ;;
     *)
       py bench/roi/sweep.py "$name" "$seed" "$trainer" "$budget" > "$dir/sweep.json"
       state="${ROI_STATE_ROOT:-$work}/$name/s$seed/state"
@@ -60,7 +74,19 @@ run_contender() {
       cmd=("$bsw" run "$dir/sweep.json" --state-dir "$state" -o json)
       ;;
   esac
-  if [[ $name == ray ]] && ! "$venv/bin/python" -c 'import ray.tune' 2> /dev/null; then
+  if [[ $name == ray* ]] && ! "$venv/bin/python" -c 'import ray.tune' 2> /dev/null; then
+    rm -rf "$dir"
+    return
+  fi
+  if [[ $name == ray-pb2 ]] && ! "$venv/bin/python" -c 'import GPy, sklearn' 2> /dev/null; then
+    rm -rf "$dir"
+    return
+  fi
+  # A sweep file `budgetsweep` refuses (a scheduler this build does not have yet) is recorded
+  # once, and the contender left out.
+  if [[ -n ${state:-} ]] && ! "$bsw" validate "$dir/sweep.json" > "$dir/validate.log" 2>&1; then
+    echo "- $name: budgetsweep refused its sweep file, so it did not run: $(tail -n 1 "$dir/validate.log" | sed 's/^ *//')" >> "$notes"
+    refused+=("$name")
     rm -rf "$dir"
     return
   fi
@@ -83,12 +109,14 @@ print(r["exit_code"], r["timed_out"])' "$dir/run.json")
   if [[ $rc != 0 ]]; then
     echo "- $name seed $seed exited $rc: $(tail -n 1 "$dir/stderr.log")" >> "$notes"
   fi
-  if [[ $name != optuna && $name != ray ]]; then
+  if [[ -f $dir/notes.md ]]; then cat "$dir/notes.md" >> "$notes"; fi
+  if [[ -n ${state:-} ]]; then
     py bench/roi/collect_budgetsweep.py "$state" "$dir/segments"
   fi
 }
 
-wants() { [[ " $only " == *" $1 "* ]]; }
+refused=()
+wants() { [[ " $only " == *" $1 "* && " ${refused[*]} " != *" $1 "* ]]; }
 
 timeout=$(py -c 'import config; print(config.size()["timeout_seconds"])')
 start=$(date +%s)
@@ -107,21 +135,23 @@ print(config.size()["budget_fraction"] * report.device_seconds(sys.argv[1]) / 36
 echo "budget for each contender: $budget device-hours"
 mapfile -t seeds < <(py -c 'import config; print(*config.size()["seeds"], sep="\n")')
 for seed in "${seeds[@]}"; do
-  for name in random asha-stop asha-pause optuna ray; do
+  for name in $contenders; do
     if wants "$name"; then run_contender "$name" "$seed"; fi
   done
 done
 echo "all contenders: $(( $(date +%s) - start )) s"
 
 versions=$(py -c '
-import json, sys, optuna, matplotlib
-v = {"budgetsweep": sys.argv[1].split()[-1], "optuna": optuna.__version__, "matplotlib": matplotlib.__version__}
-try:
-    import ray
-    v["ray"] = ray.__version__
-except ImportError:
-    v["ray"] = "not installed"
+import importlib, json, sys
+v = {"budgetsweep": sys.argv[1].split()[-1]}
+for name in ("optuna", "matplotlib", "ray", "GPy", "sklearn"):
+    try:
+        v[name] = importlib.import_module(name).__version__
+    except ImportError:
+        v[name] = "not installed"
 print(json.dumps(v))' "$("$bsw" --version | head -n 1)")
+state_root=${ROI_STATE_ROOT:-$work}
+mkdir -p "$state_root"
 py bench/roi/report.py --raw "$work" --out "$out" --command "$command" --versions "$versions" \
-  --notes "$notes"
+  --notes "$notes" --state-filesystem "$(stat -f -c %T "$state_root")"
 cat "$out.md"

@@ -1,30 +1,68 @@
 """Writes the BudgetSweep file of one budgetsweep contender (JSON, which `budgetsweep run` reads).
 
-    python3 sweep.py {grid|random|asha-stop|asha-pause} SEED TRAINER BUDGET_HOURS > sweep.json
+    python3 sweep.py CONTENDER SEED TRAINER BUDGET_HOURS > sweep.json
 
-The grid runs every configuration: its budget is set far above what it spends. Random search and
-ASHA have no maxTrials: they sample configurations until BUDGET_HOURS (the size's budget_fraction
-of the grid's measured device-hours) is spent, and the sweep ends BudgetExhausted.
+CONTENDER is grid or a key of schedulers(). The grid runs every configuration: its budget is set far
+above what it spends. The others have no maxTrials: they sample configurations until
+BUDGET_HOURS (the size's budget_fraction of the grid's measured device-hours) is spent, and the
+sweep ends BudgetExhausted.
 """
 
+import copy
 import json
 import sys
 
 import config
 
 
+def schedulers():
+    """Each budgetsweep contender's spec.scheduler, without its seed.
+
+    hyperband, pbt and pb2 follow the fields proposed for issue #20 points 2 and 3; if those
+    change, edit their entries here (and MUTABLE_FIELD). `budgetsweep run` rejecting a field fails
+    only that contender's runs, which run.sh records in the results' notes.
+    """
+    return {
+        "random": {"algorithm": "random"},
+        "asha-stop": {"algorithm": "asha", "mode": "stop"},
+        "asha-pause": {"algorithm": "asha", "mode": "pause"},
+        "asha-tpe": {"algorithm": "asha", "mode": "stop", "sampler": "tpe"},
+        # issue #20 point 2
+        "hyperband": {"algorithm": "hyperband", "mode": "stop"},
+        # issue #20 point 3: perturbationInterval in resource units, as Ray Tune's PB2 gets it
+        "pbt": {"algorithm": "pbt", "mode": "pause",
+                "perturbationInterval": config.perturbation_interval()},
+        "pb2": {"algorithm": "pb2", "mode": "pause",
+                "perturbationInterval": config.perturbation_interval()},
+    }
+
+
+# How a search-space parameter is marked mutable (config.task()["mutable"]) for pbt and pb2.
+MUTABLE_FIELD = "mutable"
+MUTATING = ("pbt", "pb2")
+
+
+def search_space(contender):
+    s = config.size()
+    if contender == "grid":
+        return {name: {"type": "grid", "values": values} for name, values in s["grid"].items()}
+    space = copy.deepcopy(config.space())
+    if contender in MUTATING:
+        for name in config.task()["mutable"]:
+            space[name][MUTABLE_FIELD] = True
+    return space
+
+
 def sweep(contender, seed, trainer, budget_hours):
     s = config.size()
     if contender == "grid":
-        space = {name: {"type": "grid", "values": values} for name, values in s["grid"].items()}
         scheduler = {"algorithm": "grid"}
         budget_hours = 100
+    elif contender in schedulers():
+        scheduler = dict(schedulers()[contender], seed=seed)
     else:
-        space = config.SPACE
-        algorithm, _, mode = contender.partition("-")
-        scheduler = {"algorithm": algorithm, "seed": seed}
-        if mode:
-            scheduler["mode"] = mode
+        raise SystemExit(f"sweep.py: unknown contender {contender!r}; expected grid or one of "
+                         + ", ".join(schedulers()))
     spec = {
         "budget": {"gpuHours": budget_hours},
         "objective": {"metric": "validation_accuracy", "goal": "maximize"},
@@ -33,7 +71,7 @@ def sweep(contender, seed, trainer, budget_hours):
         "scheduler": scheduler,
         "parallelism": config.PARALLELISM,
         "maxFailedTrials": 1000,
-        "searchSpace": space,
+        "searchSpace": search_space(contender),
         "trial": {
             "gpus": 0,
             "maxRetries": 0,

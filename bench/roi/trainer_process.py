@@ -76,15 +76,18 @@ class DeviceBudget:
         return self.spent_seconds() >= self.seconds
 
 
-def peer_setup():
-    """The peers' command line (--trainer, --seed, --out, --budget-hours): returns the
-    arguments, the absolute trainer path and the run's DeviceBudget, which keeps its segment
-    records in DIR/segments/ (created)."""
+def peer_setup(extra_flags=None):
+    """The peers' command line (--trainer, --seed, --out, --budget-hours, and extra_flags: flag
+    -> add_argument keywords): returns the arguments, the absolute trainer path and the run's
+    DeviceBudget, which keeps its segment records in DIR/segments/ (created)."""
+    extra_flags = extra_flags or {}
     ap = argparse.ArgumentParser()
     ap.add_argument("--trainer", required=True)
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--budget-hours", type=float, required=True)
+    for flag, kwargs in extra_flags.items():
+        ap.add_argument(flag, **kwargs)
     args = ap.parse_args()
     segments = os.path.abspath(os.path.join(args.out, "segments"))
     os.makedirs(segments, exist_ok=True)
@@ -108,7 +111,8 @@ def validation_accuracies(metrics_text):
 class TrainerProcess:
     """One trainer run to the full resource; iterate epochs() and call stop() to prune."""
 
-    def __init__(self, trainer, params, budget, segment_id):
+    def __init__(self, trainer, params, budget, segment_id, extra_args=()):
+        """extra_args: further trainer flags (--until, --checkpoint-dir) after the parameters."""
         self.params = params
         self.budget = budget
         segments_dir = budget.segments_dir
@@ -122,7 +126,7 @@ class TrainerProcess:
             f"--epochs={config.size()['epochs']}",
             "--metrics-host=127.0.0.1",
             "--metrics-port=0",
-        ] + [f"--{name}={value}" for name, value in params.items()]
+        ] + [f"--{name}={value}" for name, value in params.items()] + list(extra_args)
         with open(self.log_path, "w") as log:
             self.start = time.time()
             self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,

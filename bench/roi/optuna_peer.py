@@ -2,9 +2,9 @@
 
     python optuna_peer.py --trainer PATH --seed N --out DIR
 
-Optuna's default sampler (TPE, seeded) suggests each configuration from config.space(); every epoch's
-validation accuracy, read from the trainer's metrics endpoint, is reported, and a pruned trial's
-trainer is stopped with SIGTERM. As in budgetsweep's ASHA, the full resource is not a rung: a
+Optuna's default sampler (TPE, seeded) suggests each configuration from config.space(); every
+epoch's validation accuracy, read from the trainer's metrics endpoint, is reported, and a pruned
+trial's trainer is stopped with SIGTERM. As in budgetsweep's ASHA, the full resource is not a rung: a
 trial that reached it completes. The study samples until the device-hour budget is spent (see
 trainer_process.DeviceBudget). Segment records go to DIR/segments/.
 """

@@ -15,10 +15,11 @@ go to DIR/segments/.
     python ray_peer.py --scheduler pb2 ...
 
 runs Ray Tune's PB2 instead: a population of config.population() trials whose
-config.task()["mutable"] parameters its GP bandit explores every perturbation_interval epochs. As budgetsweep's pause mode does, each trial trains in segments of
-perturbation_interval epochs, one trainer process each (--until, --checkpoint-dir), and reports a
-Ray checkpoint (the trainer's checkpoint file) at a segment's end; an exploited trial restarts
-from its donor's checkpoint with the new values. PB2 sees a log-uniform parameter as its base-10
+config.task()["mutable"] parameters its GP bandit explores every perturbation_interval epochs. As
+budgetsweep's pause mode does, each trial trains in segments of perturbation_interval epochs, one
+trainer process each (--until, --checkpoint-dir), and reports a Ray checkpoint (the trainer's
+checkpoint file) at a segment's end; an exploited trial restarts from its donor's checkpoint with
+the new values. PB2 sees a log-uniform parameter as its base-10
 logarithm, so that its bounds span the decades the search space does. Trials the trainer refused
 (for example a checkpoint it will not resume with changed values) are listed in DIR/notes.md.
 """
@@ -72,15 +73,6 @@ def trainer_params(ray_config):
             for name, value in ray_config.items()}
 
 
-def spent(budget):
-    """Whether the budget is spent; if so, reports that, so that the BudgetStopper (which Ray asks
-    only when a result arrives) ends the experiment even if no trial is left running."""
-    if not budget.exhausted():
-        return False
-    tune.report({"budget_spent": 1})
-    return True
-
-
 class BudgetStopper(Stopper):
     """Ends the experiment once the device-hour budget is spent."""
 
@@ -99,7 +91,7 @@ def whole_trainable(trainer, budget):
     epochs = config.size()["epochs"]
 
     def trainable(params):
-        if spent(budget):
+        if budget.exhausted():
             return
         run = TrainerProcess(trainer, params, budget, tune.get_context().get_trial_id())
         try:
@@ -120,7 +112,7 @@ def segmented_trainable(trainer, budget, out, interval):
     epochs = config.size()["epochs"]
 
     def trainable(ray_config):
-        if spent(budget):
+        if budget.exhausted():
             return
         trial_id = tune.get_context().get_trial_id()
         own = tempfile.mkdtemp(prefix=f"{trial_id}-", dir=os.path.join(out, "checkpoints"))
@@ -181,10 +173,9 @@ def main():
         interval = config.perturbation_interval()
         os.makedirs(os.path.join(args.out, "checkpoints"), exist_ok=True)
         trainable = segmented_trainable(trainer, budget, os.path.abspath(args.out), interval)
-        # require_attrs=False: the budget's last report has no epoch.
         # A population, as PB2 is run: new configurations come from exploits, not from sampling.
         samples = config.population()
-        scheduler = PB2(time_attr="epoch", perturbation_interval=interval, require_attrs=False,
+        scheduler = PB2(time_attr="epoch", perturbation_interval=interval,
                         hyperparam_bounds=dict(pb2_explored(name, config.space()[name])
                                                for name in mutable))
     else:

@@ -364,7 +364,8 @@ def main():
 
 def grace_line(r):
     """budgetsweep's grace period, next to the SIGTERM-to-exit latency the peers' drivers saw."""
-    latencies = [x for key in verdicts.PEERS for run in r["contenders"].get(key, {"runs": []})["runs"]
+    latencies = [x for key in verdicts.PEERS
+                 for run in r["contenders"].get(key, {"runs": []})["runs"]
                  for x in run["sigterm_to_exit_seconds"]]
     line = (f"- budgetsweep's trials get `terminationGracePeriodSeconds: "
             f"{r['task']['grace_seconds']}`; every reservation includes the grace period (the "

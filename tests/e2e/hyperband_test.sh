@@ -8,19 +8,22 @@
 source "$(dirname "$0")/lib.sh"
 
 run_sweep() {
-  local name=$1 mode=$2 kill_after=${3:-}
+  local name=$1 mode=$2 kill_at_verdict=${3:-}
   curve_sweep "$WORK/$name.yaml" "$name" "  budget: {gpuHours: 0.05}
   resource: {unit: epochs, min: 1, max: 9, reductionFactor: 3}
   scheduler: {algorithm: hyperband, mode: $mode, seed: 5}
   parallelism: 2
   maxTrials: 9" "--seconds-per-epoch=0.1"
-  if [ -n "$kill_after" ]; then
+  if [ -n "$kill_at_verdict" ]; then
     "$BSW" run "$WORK/$name.yaml" --state-dir "$WORK/$name" >"$WORK/$name-killed.log" 2>&1 &
-    local pid=$!
-    sleep "$kill_after"
+    local pid=$! waited=0
+    until grep -q RungVerdict "$WORK/$name/journal.jsonl" 2>/dev/null; do
+      [ "$waited" -lt 300 ] || fail "$name: no verdict within 30 s"
+      sleep 0.1
+      waited=$((waited + 1))
+    done
     kill -9 "$pid"
     wait "$pid" 2>/dev/null || true
-    grep -q RungVerdict "$WORK/$name/journal.jsonl" || fail "$name: killed before any verdict"
     ! grep -q SweepFinished "$WORK/$name/journal.jsonl" || fail "$name: finished before the kill"
   fi
   run_completed_sweep "$name" 9 9
@@ -80,7 +83,7 @@ PY
 
 # Killed with -9 once it has judged someone, then run again on the same state: nothing is decided
 # twice.
-run_sweep hb-stop stop 1.5
+run_sweep hb-stop stop kill
 check_brackets "$WORK/hb-stop" stop || fail "hb-stop: brackets"
 run_sweep hb-pause pause
 check_brackets "$WORK/hb-pause" pause || fail "hb-pause: brackets"

@@ -110,6 +110,17 @@ int RunOperator(const OperatorOptions& options) {
   client_options.clock = &clock;
   StatusOr<std::unique_ptr<kube::Client>> client = kube::Client::Create(*config, client_options);
   if (!client.ok()) return Fail("client_failed", client.status());
+  // A server that does not prove itself with the configured CA is refused for good; one that is
+  // merely unreachable may come up, and the informers keep trying.
+  StatusOr<kube::Json> version = (*client)->Version();
+  if (version.status().code() == StatusCode::kFailedPrecondition) {
+    return Fail("api_server_untrusted", version.status());
+  }
+  if (!version.ok()) {
+    kube::LogEvent("warn", "api_server_unreachable", {{"error", version.status().message()}});
+  } else {
+    kube::LogEvent("info", "api_server", {{"version", version->value("gitVersion", "")}});
+  }
 
   // Metrics and probes come up first. A standby (waiting for the lease) is ready, as with
   // controller-runtime, so a two-replica Deployment rolls out; the leader is ready once its

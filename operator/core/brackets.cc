@@ -38,7 +38,9 @@ std::vector<int> HyperbandCycle(int rungs, int reduction_factor) {
 }
 
 Brackets::Brackets(const SweepSpec& spec, int decision_rungs) : decision_rungs_(decision_rungs) {
-  int count = spec.algorithm == Algorithm::kHyperband ? decision_rungs + 1 : 1;
+  int count = spec.algorithm == Algorithm::kHyperband
+                  ? std::min(decision_rungs + 1, kMaxHyperbandBrackets)
+                  : 1;
   for (int b = 0; b < count; ++b) {
     brackets_.emplace_back(decision_rungs - b, spec.reduction_factor, spec.goal, spec.mode);
   }

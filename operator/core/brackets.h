@@ -24,6 +24,11 @@ namespace bsw {
 std::vector<int> HyperbandCycle(int rungs, int reduction_factor);
 inline constexpr size_t kMaxHyperbandCycle = 4096;
 
+// Hyperband's brackets start at rungs 0 .. kMaxHyperbandBrackets - 1 at most: a sweep of more
+// rungs (a resource range of η^32 or more, which only a hostile spec asks for) would otherwise hold
+// a scheduler state per bracket and rung, quadratic in its rungs.
+inline constexpr int kMaxHyperbandBrackets = 32;
+
 // The sweep's rung decisions as brackets of asynchronous successive halving over the same rungs:
 // one bracket that starts at rung 0 for ASHA, one per starting rung for Hyperband. Each bracket
 // is an AshaScheduler over its own rungs, so a trial is judged only against the trials of its own

@@ -97,6 +97,25 @@ TEST(Brackets, HyperbandHasOneBracketPerRung) {
   EXPECT_EQ(hyperband.BracketOf(49), hyperband.BracketOf(0));
 }
 
+TEST(Brackets, HyperbandKeepsAtMostThirtyTwoBracketsHoweverManyRungs) {
+  // min 1e-300 and max 1e300 with η 2: about 2,000 rungs.
+  SweepSpec spec = testing::SpecWith([](nlohmann::json& j) {
+    j["spec"]["scheduler"]["algorithm"] = "hyperband";
+    j["spec"]["resource"] = {{"min", 1e-300}, {"max", 1e300}, {"reductionFactor", 2}};
+  });
+  Rungs rungs(spec);
+  ASSERT_GT(rungs.size(), 1000);
+  Brackets hyperband(spec, rungs.size() - 1);
+  EXPECT_EQ(hyperband.count(), kMaxHyperbandBrackets);
+  int highest = 0;
+  for (int64_t i = 0; i < 4096; ++i) highest = std::max(highest, hyperband.BracketOf(i));
+  EXPECT_EQ(highest, kMaxHyperbandBrackets - 1);
+  // The last bracket judges its trials from its rung on, like any other.
+  int64_t last = TrialsOf(hyperband, kMaxHyperbandBrackets - 1, 1)[0];
+  EXPECT_EQ(hyperband.Record(last, kMaxHyperbandBrackets - 2, 0.5), std::nullopt);
+  EXPECT_EQ(hyperband.Record(last, kMaxHyperbandBrackets - 1, 0.5), std::optional<bool>(true));
+}
+
 TEST(Brackets, CountTheTrialsOfEachBracketAsBracketOfDealsThem) {
   Brackets hyperband(Spec("hyperband", "stop"), 3);
   for (int64_t trials : {0, 1, 13, 49, 50, 1000}) {

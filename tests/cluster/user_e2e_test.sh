@@ -172,7 +172,7 @@ op_ip=$(k -n "$NS" get pods -l app.kubernetes.io/name=budgetsweep -o jsonpath='{
 OP_METRICS=https://$op_ip:8080/metrics
 k -n "$NS" create serviceaccount stranger >/dev/null
 k -n "$NS" create token stranger --duration=1h >"$TMP/stranger.token"
-code() { curl -sk -o "$TMP/body" -w '%{http_code}' --max-time 10 "$@"; }
+code() { curl -sk -o "$TMP/body" -w '%{http_code}' --max-time 10 "$@" || true; }
 got=$(code "$OP_METRICS")
 [ "$got" = 401 ] && pass "the operator's /metrics without a token: 401 ($(head -c 80 "$TMP/body"))" ||
   fail "the operator's /metrics without a token: $got"
@@ -186,9 +186,9 @@ got=$(code -H "Authorization: Bearer $(cat "$TMP/prometheus.token")" "$OP_METRIC
 [ "$got" = 200 ] && grep -q '^budgetsweep_' "$TMP/body" &&
   pass "Prometheus's ServiceAccount, bound by the chart's metrics.readers: 200 with budgetsweep_* series" ||
   fail "Prometheus's token: $got $(head -c 200 "$TMP/body")"
-got=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://$op_ip:8081/readyz")
+got=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://$op_ip:8081/readyz" || true)
 [ "$got" = 200 ] && pass "/readyz on the health port stays open, plain HTTP: 200" || fail "/readyz: $got"
-got=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://$op_ip:8080/metrics")
+got=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://$op_ip:8080/metrics" || true)
 [ "$got" = 000 ] && pass "plain HTTP to the metrics port gets no answer" || fail "plain HTTP to the metrics port: $got"
 # Prometheus's own scrape of the operator: HTTPS and up.
 target=""
@@ -339,6 +339,8 @@ python3 -c "import sys; u = float('${used:-nan}'); sys.exit(0 if 0 < u <= 0.2 el
 left=""
 for _ in $(seq 1 60); do
   left=$(k -n "$NS" get deployment,replicaset,pod,role,rolebinding,service,configmap \
+    -l "app.kubernetes.io/instance=$REL" -o name 2>/dev/null)
+  left+=$(k get clusterrole,clusterrolebinding,mutatingadmissionpolicy,mutatingadmissionpolicybinding \
     -l "app.kubernetes.io/instance=$REL" -o name 2>/dev/null)
   [ -z "$left" ] && break
   sleep 1

@@ -371,8 +371,30 @@ int main(int argc, char** argv) {
       ->add_option("--metrics-addr", op.metrics_addr,
                    "host:port for the operator's Prometheus metrics")
       ->capture_default_str();
-  operator_cmd->add_option("--health-addr", op.health_addr, "host:port for /healthz and /readyz")
+  operator_cmd
+      ->add_flag("--metrics-secure", op.metrics_secure,
+                 "Serve the metrics over HTTPS, and /metrics only to callers whose bearer token "
+                 "passes a TokenReview and a SubjectAccessReview for get on the non-resource URL "
+                 "/metrics (needs create on tokenreviews and subjectaccessreviews); "
+                 "/healthz and /readyz stay open")
       ->capture_default_str();
+  operator_cmd->add_option(
+      "--metrics-cert-file", op.metrics_cert_file,
+      "PEM certificate (chain) for --metrics-secure, re-read when it changes; without it and "
+      "--metrics-key-file, a self-signed certificate is made at start");
+  operator_cmd->add_option("--metrics-key-file", op.metrics_key_file,
+                           "PEM private key of --metrics-cert-file");
+  operator_cmd
+      ->add_option("--health-addr", op.health_addr,
+                   "host:port for /healthz and /readyz (plain HTTP, no authentication)")
+      ->capture_default_str();
+  operator_cmd->add_flag(
+      "--check-creator-rights", op.check_creator_rights,
+      "Before a sweep's first pod, check with SubjectAccessReviews that its creator (annotation "
+      "budgetsweep.dev/creator, which the chart's MutatingAdmissionPolicy records) may create "
+      "pods in its namespace and create serviceaccounts/token for the template's "
+      "serviceAccountName; a sweep whose creator may not gets condition CreatorAuthorized False "
+      "and no pod (needs create on subjectaccessreviews)");
   operator_cmd->add_flag("--leader-elect", op.leader_elect,
                          "Elect one active replica through a coordination.k8s.io Lease");
   operator_cmd->add_option("--leader-election-namespace", op.leader_election_namespace,

@@ -12,12 +12,15 @@
 #include <variant>
 #include <vector>
 
+#include "operator/adapters/kube/access_review.h"
 #include "operator/adapters/kube/client.h"
 #include "operator/adapters/kube/config.h"
 #include "operator/adapters/kube/json_log.h"
 #include "operator/adapters/kube/leader_election.h"
 #include "operator/adapters/observability/health_server.h"
 #include "operator/adapters/observability/operator_metrics.h"
+#include "operator/adapters/observability/request_authorizer.h"
+#include "operator/adapters/observability/tls_identity.h"
 #include "operator/adapters/system_clock.h"
 #include "operator/controller/sweep_reconciler.h"
 #include "operator/core/reason.h"
@@ -60,6 +63,33 @@ int Fail(const std::string& event, const Status& status) {
   return 1;
 }
 
+// The certificate of --metrics-secure: the files', else a self-signed one for this host's name
+// and the pod's address ($POD_IP, when set).
+StatusOr<std::unique_ptr<observability::ServingCertificate>> MetricsCertificate(
+    const OperatorOptions& options, const Clock& clock, std::string* source) {
+  if (options.metrics_cert_file.empty() != options.metrics_key_file.empty()) {
+    return InvalidArgumentError("--metrics-cert-file and --metrics-key-file go together");
+  }
+  if (!options.metrics_cert_file.empty()) {
+    *source = options.metrics_cert_file;
+    return observability::ServingCertificate::FromFiles(options.metrics_cert_file,
+                                                        options.metrics_key_file, clock);
+  }
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  std::vector<std::string> dns = {"localhost"};
+  if (*host != '\0' && std::string(host) != "localhost") dns.emplace_back(host);
+  std::vector<std::string> ips = {"127.0.0.1"};
+  const char* pod_ip = std::getenv("POD_IP");
+  if (pod_ip != nullptr && *pod_ip != '\0' && std::string(pod_ip).find(':') == std::string::npos) {
+    ips.emplace_back(pod_ip);
+  }
+  *source = "self-signed";
+  StatusOr<observability::TlsIdentity> identity = observability::SelfSignedIdentity(dns, ips);
+  if (!identity.ok()) return identity.status();
+  return observability::ServingCertificate::Fixed(*identity);
+}
+
 }  // namespace
 
 int RunOperator(const OperatorOptions& options) {
@@ -80,6 +110,17 @@ int RunOperator(const OperatorOptions& options) {
   client_options.clock = &clock;
   StatusOr<std::unique_ptr<kube::Client>> client = kube::Client::Create(*config, client_options);
   if (!client.ok()) return Fail("client_failed", client.status());
+  // A server that does not prove itself with the configured CA is refused for good; one that is
+  // merely unreachable may come up, and the informers keep trying.
+  StatusOr<kube::Json> version = (*client)->Version();
+  if (version.status().code() == StatusCode::kFailedPrecondition) {
+    return Fail("api_server_untrusted", version.status());
+  }
+  if (!version.ok()) {
+    kube::LogEvent("warn", "api_server_unreachable", {{"error", version.status().message()}});
+  } else {
+    kube::LogEvent("info", "api_server", {{"version", version->value("gitVersion", "")}});
+  }
 
   // Metrics and probes come up first. A standby (waiting for the lease) is ready, as with
   // controller-runtime, so a two-replica Deployment rolls out; the leader is ready once its
@@ -88,15 +129,38 @@ int RunOperator(const OperatorOptions& options) {
   std::atomic<bool> leading{!options.leader_elect};
   std::atomic<bool> synced{false};
   auto ready = [&leading, &synced] { return !leading.load() || synced.load(); };
+  // --metrics-secure: HTTPS, and /metrics for callers the API server says may get it.
+  kube::KubeAccessReviewer reviewer(**client);
+  std::unique_ptr<observability::ServingCertificate> certificate;
+  std::unique_ptr<observability::RequestAuthorizer> authorizer;
+  observability::SecureMetrics secure;
+  if (options.metrics_secure) {
+    std::string cert_source;
+    StatusOr<std::unique_ptr<observability::ServingCertificate>> made =
+        MetricsCertificate(options, clock, &cert_source);
+    if (!made.ok()) return Fail("metrics_certificate_failed", made.status());
+    certificate = std::move(made).value();
+    authorizer = std::make_unique<observability::RequestAuthorizer>(
+        reviewer, clock, AccessCheck::NonResource("get", "/metrics"));
+    secure.certificate = certificate.get();
+    secure.authorizer = authorizer.get();
+    secure.on_refused = [](const std::string& remote, const observability::AuthOutcome& outcome) {
+      kube::LogEvent(outcome.status == 503 ? "warn" : "info", "metrics_refused",
+                     {{"remote", remote}, {"status", outcome.status}, {"reason", outcome.message}});
+    };
+    kube::LogEvent("info", "metrics_secure", {{"certificate", cert_source}});
+  }
   StatusOr<std::unique_ptr<observability::HealthServer>> metrics_server =
-      observability::HealthServer::Start(options.metrics_addr, metrics.registry(), ready);
+      observability::HealthServer::Start(options.metrics_addr, metrics.registry(), ready,
+                                         options.metrics_secure ? &secure : nullptr);
   if (!metrics_server.ok()) return Fail("metrics_server_failed", metrics_server.status());
   StatusOr<std::unique_ptr<observability::HealthServer>> health_server =
       observability::HealthServer::Start(options.health_addr, nullptr, ready);
   if (!health_server.ok()) return Fail("health_server_failed", health_server.status());
-  kube::LogEvent(
-      "info", "serving",
-      {{"metrics_port", (*metrics_server)->port()}, {"health_port", (*health_server)->port()}});
+  kube::LogEvent("info", "serving",
+                 {{"metrics_port", (*metrics_server)->port()},
+                  {"metrics_scheme", (*metrics_server)->secure() ? "https" : "http"},
+                  {"health_port", (*health_server)->port()}});
 
   std::atomic<bool> lost{false};
   std::unique_ptr<kube::LeaderElector> elector;
@@ -135,6 +199,7 @@ int RunOperator(const OperatorOptions& options) {
   reconciler_options.resync_seconds = options.resync_seconds;
   reconciler_options.metrics_port = options.trial_metrics_port;
   reconciler_options.checkpoint_dir = options.checkpoint_dir;
+  if (options.check_creator_rights) reconciler_options.creator_reviewer = &reviewer;
   ReconcilerHooks hooks;
   hooks.on_status = [&metrics](const std::string& ns, const std::string& sweep,
                                const nlohmann::json& status) {

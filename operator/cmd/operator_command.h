@@ -10,7 +10,16 @@ struct OperatorOptions {
   std::string kubeconfig;  // empty: $KUBECONFIG, then the in-cluster service account
   std::string ns;          // empty: every namespace
   std::string metrics_addr = ":8080";
+  // HTTPS on metrics_addr, /metrics only for bearer tokens that pass a TokenReview and a
+  // SubjectAccessReview for get on /metrics. The certificate of the two files (re-read when they
+  // change), else a self-signed one made at start.
+  bool metrics_secure = false;
+  std::string metrics_cert_file;
+  std::string metrics_key_file;
   std::string health_addr = ":8081";
+  // Before a sweep's first pod, check with SubjectAccessReviews that its creator (recorded by the
+  // chart's MutatingAdmissionPolicy) may create pods and use the template's service account.
+  bool check_creator_rights = false;
   bool leader_elect = false;
   std::string leader_election_namespace;  // empty: --namespace, else the client's namespace
   std::string lease_name = "budgetsweep-operator";

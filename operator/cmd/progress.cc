@@ -38,7 +38,7 @@ std::string BudgetLine(const SweepController& c) {
 std::string RungsLine(const SweepController& c) {
   const SweepModel& m = c.model();
   const SweepSpec& spec = m.spec();
-  if (spec.algorithm != Algorithm::kAsha) return "";
+  if (!EarlyStopping(spec.algorithm)) return "";
   bool pause = spec.mode == AshaMode::kPause;
   std::string out = "rungs";
   for (int r = 0; r < m.scheduler().decision_rungs(); ++r) {
@@ -220,8 +220,7 @@ void Progress::Refresh(const SweepController& c, double now) {
   std::ostringstream view;
   view << "budgetsweep " << m.spec().name << "  " << SweepPhaseName(m.phase()) << "  ("
        << AlgorithmName(m.spec().algorithm)
-       << (m.spec().algorithm == Algorithm::kAsha ? std::string("/") + AshaModeName(m.spec().mode)
-                                                  : "")
+       << (EarlyStopping(m.spec().algorithm) ? std::string("/") + AshaModeName(m.spec().mode) : "")
        << ", parallelism " << m.spec().parallelism << ")\n";
   view << BudgetLine(c) << "\n";
   view << "trials: " << CountsLine(m) << "\n";

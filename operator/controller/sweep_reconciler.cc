@@ -8,6 +8,7 @@
 #include "operator/adapters/kube/json_log.h"
 #include "operator/adapters/kube/resources.h"
 #include "operator/adapters/prometheus/api_source.h"
+#include "operator/controller/creator_rights.h"
 #include "operator/core/api.h"
 #include "operator/core/spec_edits.h"
 #include "operator/core/sweep_status.h"
@@ -218,6 +219,9 @@ Status SweepReconciler::Reconcile(const std::string& key) {
     spec = ApplySpecEdit(running->controller->model().spec(), *spec);
     if (!spec.ok()) return ReportInvalid(*sweep, spec.status().message());
   }
+  StatusOr<bool> cleared = CreatorCleared(key, *sweep, *spec);
+  if (!cleared.ok()) return cleared.status();
+  if (!*cleared) return OkStatus();
   StatusOr<Runtime*> runtime = RuntimeFor(*sweep, *spec);
   if (!runtime.ok()) return runtime.status();
   Runtime& rt = **runtime;
@@ -373,6 +377,48 @@ Status SweepReconciler::ReportInvalid(const Json& sweep, const std::string& mess
   StatusOr<Json> written =
       client_.PatchStatus(kube::kBudgetSweeps, ns, name, {{"status", std::move(status)}});
   return written.status();
+}
+
+StatusOr<bool> SweepReconciler::CreatorCleared(const std::string& key, const Json& sweep,
+                                               const SweepSpec& spec) {
+  if (options_.creator_reviewer == nullptr) return true;
+  // Checked before the first pod only: once this process runs the sweep, or the sweep has had
+  // trials or probe runs (a restart, or a sweep from before the check), it goes on.
+  const std::string uid = sweep.value("/metadata/uid"_json_pointer, "");
+  if (Runtime* running = FindRuntime(key); running != nullptr && running->uid == uid) return true;
+  const Json previous = sweep.value("status", Json::object());
+  if (previous.value("/trials/created"_json_pointer, int64_t{0}) > 0 ||
+      previous.contains("throughput")) {
+    return true;
+  }
+  StatusOr<CreatorVerdict> verdict = CheckCreatorRights(*options_.creator_reviewer, sweep,
+                                                        spec.namespace_name, spec.trial_template);
+  if (!verdict.ok()) return verdict.status();
+  if (verdict->allowed) {
+    kube::LogEvent("info", "creator_authorized", {{"sweep", key}, {"message", verdict->message}});
+    return true;
+  }
+  queue_.AddAfter(key, options_.creator_recheck_seconds);
+  int64_t generation = sweep.value("/metadata/generation"_json_pointer, int64_t{0});
+  Json conditions =
+      MergeConditions(previous.value("conditions", Json::array()),
+                      {Condition{"CreatorAuthorized", "False", verdict->reason, verdict->message}},
+                      clock_.NowUnixSeconds(), generation);
+  if (previous.value("phase", "") == "Pending" &&
+      previous.value("conditions", Json()) == conditions &&
+      previous.value("observedGeneration", int64_t{-1}) == generation) {
+    return false;
+  }
+  kube::LogEvent("warn", "creator_not_authorized",
+                 {{"sweep", key}, {"reason", verdict->reason}, {"message", verdict->message}});
+  recorder_.Record(sweep, kube::EventType::kWarning, verdict->reason, verdict->message);
+  Json status = {
+      {"observedGeneration", generation}, {"phase", "Pending"}, {"conditions", conditions}};
+  auto [ns, name] = SplitKey(key);
+  StatusOr<Json> written =
+      client_.PatchStatus(kube::kBudgetSweeps, ns, name, {{"status", std::move(status)}});
+  if (!written.ok()) return written.status();
+  return false;
 }
 
 Status SweepReconciler::Cleanup(const std::string& ns, const std::string& name) {

@@ -15,6 +15,7 @@
 #include "operator/adapters/kube/trial_log.h"
 #include "operator/adapters/kube/workqueue.h"
 #include "operator/controller/sweep_controller.h"
+#include "operator/ports/access_reviewer.h"
 #include "operator/ports/clock.h"
 #include "operator/ports/metric_source.h"
 
@@ -25,6 +26,12 @@ struct ReconcilerOptions {
   double resync_seconds = 0.5;  // how often a running sweep is passed without a watch event
   int metrics_port = 9400;      // the trainer's port in trial pods
   std::string checkpoint_dir = "/checkpoints";
+  // Set: before a sweep's first pod, its recorded creator's rights are checked with it
+  // (creator_rights.h); a sweep whose creator lacks one stays Pending with condition
+  // CreatorAuthorized False and is checked again every creator_recheck_seconds. Must outlive the
+  // reconciler. Null: no check.
+  AccessReviewer* creator_reviewer = nullptr;
+  double creator_recheck_seconds = 30;
 };
 
 // What the reconciler did, for the operator's own metrics and logs. Any member may be empty;
@@ -84,6 +91,10 @@ class SweepReconciler {
 
   Status Cleanup(const std::string& ns, const std::string& name);
   Status ReportInvalid(const nlohmann::json& sweep, const std::string& message);
+  // Whether the creator of `sweep` may have its trials run (options_.creator_reviewer); when not,
+  // records why (condition, Event) and schedules the next check.
+  StatusOr<bool> CreatorCleared(const std::string& key, const nlohmann::json& sweep,
+                                const SweepSpec& spec);
   StatusOr<Runtime*> RuntimeFor(const nlohmann::json& sweep, const SweepSpec& spec);
   Status WriteStatus(Runtime& runtime, const nlohmann::json& sweep, nlohmann::json status);
   // A Warning Event when the plan says a trial is held up before it starts (TrialsScheduled

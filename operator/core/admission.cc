@@ -20,7 +20,7 @@ class SlotFiller {
     const SweepModel& model = in_.model;
     if (Pausing(in_.spec()) && Free() > 0) {
       reserve_ = FinishReserveOf(in_, out_.ledger);
-      for (const AshaScheduler::Promotion& p :
+      for (const Brackets::Promotion& p :
            model.scheduler().Candidates(static_cast<size_t>(Free()))) {
         const Trial& t = model.trial(p.trial);
         if (t.phase != TrialPhase::kPaused) continue;
@@ -31,7 +31,7 @@ class SlotFiller {
     }
     int64_t next = model.trial_count();
     while (Free() > 0 && !Denied() && CanCreate(model, next) &&
-           KeepsReserve(next, 0, FirstUntil(model)) && Create(next)) {
+           KeepsReserve(next, 0, FirstUntil(model, next)) && Create(next)) {
       ++next;
     }
     return std::move(out_);
@@ -60,7 +60,7 @@ class SlotFiller {
   bool Create(int64_t next) {
     event::TrialCreated created{.at = in_.now, .trial = next};
     created.params = NewTrialConfig(in_.model, next);
-    double until = FirstUntil(in_.model);
+    double until = FirstUntil(in_.model, next);
     return Take(Launch(in_, out_.ledger, next, 0, 0, until, Free()), created);
   }
 
@@ -131,7 +131,7 @@ std::optional<FinishReserve> FinishReserveOf(const PlanInput& in, const Ledger& 
     const std::vector<SegmentRecord>& segments = model.trial(index).segments;
     if (!segments.empty() && segments.back().until >= model.rungs().max()) return std::nullopt;
   }
-  std::optional<AshaScheduler::Promotion> leader = model.scheduler().Leader();
+  std::optional<Brackets::Promotion> leader = model.scheduler().Leader();
   if (!leader) return std::nullopt;
   const Pricing pricing(model, in.options);
   std::optional<double> cost = pricing.CostOf(

@@ -472,6 +472,7 @@ void ParseSpec(const json& body, std::vector<std::string>* errors, SweepSpec* sp
     Fields s(*scheduler, "spec.scheduler", errors);
     spec->algorithm = ParseEnum<Algorithm>(s, "algorithm",
                                            {{"asha", Algorithm::kAsha},
+                                            {"hyperband", Algorithm::kHyperband},
                                             {"random", Algorithm::kRandom},
                                             {"grid", Algorithm::kGrid}})
                           .value_or(Algorithm::kAsha);
@@ -629,8 +630,14 @@ const char* AlgorithmName(Algorithm algorithm) {
       return "random";
     case Algorithm::kGrid:
       return "grid";
+    case Algorithm::kHyperband:
+      return "hyperband";
   }
   return "asha";
+}
+
+bool EarlyStopping(Algorithm algorithm) {
+  return algorithm == Algorithm::kAsha || algorithm == Algorithm::kHyperband;
 }
 
 const char* AshaModeName(AshaMode mode) { return mode == AshaMode::kStop ? "stop" : "pause"; }

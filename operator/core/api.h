@@ -16,7 +16,7 @@ inline constexpr const char* kApiVersion = "budgetsweep.dev/v1alpha1";
 inline constexpr const char* kKind = "BudgetSweep";
 
 enum class Goal { kMaximize, kMinimize };
-enum class Algorithm { kAsha, kRandom, kGrid };
+enum class Algorithm { kAsha, kRandom, kGrid, kHyperband };
 enum class AshaMode { kStop, kPause };
 enum class Sampler { kRandom, kTpe };
 enum class ParamType { kUniform, kLogUniform, kInt, kChoice, kGrid };
@@ -103,6 +103,9 @@ bool IsDnsLabel(std::string_view name, size_t max_length = 63);
 
 const char* GoalName(Goal goal);
 const char* AlgorithmName(Algorithm algorithm);
+// Whether the algorithm judges trials at rungs (asha, hyperband), so that spec.scheduler.mode
+// applies; the others run every trial to the full resource.
+bool EarlyStopping(Algorithm algorithm);
 const char* AshaModeName(AshaMode mode);
 
 }  // namespace bsw

@@ -164,4 +164,8 @@ int64_t AshaScheduler::promoted(int rung) const {
   return rungs_.at(static_cast<size_t>(rung)).promoted;
 }
 
+double AshaScheduler::ScoreAt(int64_t trial, int rung) const {
+  return rungs_.at(static_cast<size_t>(rung)).trials.at(static_cast<size_t>(trial)).score;
+}
+
 }  // namespace bsw

@@ -80,6 +80,9 @@ class AshaScheduler {
 
   int64_t recorded(int rung) const;
   int64_t promoted(int rung) const;
+  // The score `trial` was recorded with at `rung`: higher is better, whatever the goal.
+  // REQUIRES: Record(trial, rung, ...) was called.
+  double ScoreAt(int64_t trial, int rung) const;
   int decision_rungs() const { return static_cast<int>(rungs_.size()); }
 
  private:

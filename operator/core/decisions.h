@@ -52,8 +52,9 @@ struct Admitted {
 std::string Figures(const char* fmt, double a, double b = 0);
 
 bool Pausing(const SweepSpec& spec);
-// Where a new trial's first segment ends: the first rung in pause mode, else the full resource.
-double FirstUntil(const SweepModel& model);
+// Where trial `index`'s first segment ends: in pause mode the rung its bracket starts at (the
+// first rung under ASHA), else the full resource.
+double FirstUntil(const SweepModel& model, int64_t index);
 
 // What new work costs, from the sweep's and each trial's measurements (pricing.cc).
 class Pricing {
@@ -156,7 +157,7 @@ Admitted Launch(const PlanInput& in, const Ledger& ledger, int64_t index, int se
 
 // Pause mode under a budget would otherwise spend it all on trials that stop at a rung and end
 // with none at the full resource. So until a trial runs there, the sweep keeps what taking its
-// leader (AshaScheduler::Leader) there costs. None without a leader, without a measurement to
+// leader (Brackets::Leader) there costs. None without a leader, without a measurement to
 // price it, or when the budget left cannot cover it anyway.
 struct FinishReserve {
   int64_t trial = -1;

@@ -23,11 +23,12 @@ const CostPoint* Latest(const Trial& t) {
 }  // namespace
 
 bool Pausing(const SweepSpec& spec) {
-  return spec.algorithm == Algorithm::kAsha && spec.mode == AshaMode::kPause;
+  return EarlyStopping(spec.algorithm) && spec.mode == AshaMode::kPause;
 }
 
-double FirstUntil(const SweepModel& model) {
-  return Pausing(model.spec()) ? model.rungs().at(0) : model.rungs().max();
+double FirstUntil(const SweepModel& model, int64_t index) {
+  if (!Pausing(model.spec())) return model.rungs().max();
+  return model.rungs().at(model.scheduler().BracketOf(index));
 }
 
 Pricing::Pricing(const SweepModel& model, const PlannerOptions& options)

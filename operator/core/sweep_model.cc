@@ -46,7 +46,7 @@ SweepModel::SweepModel(const SweepSpec& spec)
     : spec_(spec),
       rungs_(spec),
       space_(spec.search_space, spec.algorithm, spec.seed),
-      scheduler_(rungs_.size() - 1, spec.reduction_factor, spec.goal, spec.mode),
+      scheduler_(spec, rungs_.size() - 1),
       continued_(static_cast<size_t>(rungs_.size()), 0) {}
 
 std::string SweepModel::ProbeName(int index) const {
@@ -107,9 +107,9 @@ void SweepModel::RecordValue(Trial& t, const event::ValueRecorded& e) {
   if (!best_ || Better(spec_.goal, e.value, best_->value)) {
     best_ = BestResult{t.index, e.value, e.resource};
   }
-  bool decides = spec_.algorithm == Algorithm::kAsha && rung < scheduler_.decision_rungs();
-  if (!decides) return;
-  bool keep = scheduler_.Record(t.index, rung, e.value);
+  if (!EarlyStopping(spec_.algorithm)) return;
+  std::optional<bool> keep = scheduler_.Record(t.index, rung, e.value);
+  if (!keep) return;  // a rung its bracket does not judge
   if (spec_.mode != AshaMode::kStop) {
     // A segment that runs on past this rung (a leader taken to the end) has gone on from it: it
     // is no candidate there, and it counts among the rung's promotions.
@@ -121,16 +121,19 @@ void SweepModel::RecordValue(Trial& t, const event::ValueRecorded& e) {
   }
   // Derived, not yet recorded: the planner records it (RungVerdict), and replay applies the
   // recorded one over it. A journal written before verdicts were journaled keeps this one.
-  if (keep) {
+  if (*keep) {
     SetVerdict(t, e.resource, RungVerdict{Verdict::kContinue, "", false});
     return;
   }
+  std::string bracket = spec_.algorithm == Algorithm::kHyperband
+                            ? " in bracket " + std::to_string(scheduler_.BracketOf(t.index))
+                            : "";
   char msg[256];
   std::snprintf(msg, sizeof msg,
                 "value %g at rung %d (%s %g) is not in the top 1/%d of the %lld values "
-                "recorded there",
+                "recorded there%s",
                 e.value, rung, spec_.resource_unit.c_str(), e.resource, spec_.reduction_factor,
-                static_cast<long long>(scheduler_.recorded(rung)));
+                static_cast<long long>(scheduler_.RecordedBeside(t.index, rung)), bracket.c_str());
   SetVerdict(t, e.resource, RungVerdict{Verdict::kStop, msg, false});
 }
 

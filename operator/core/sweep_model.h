@@ -13,6 +13,7 @@
 #include "base/status.h"
 #include "operator/core/api.h"
 #include "operator/core/asha.h"
+#include "operator/core/brackets.h"
 #include "operator/core/event.h"
 #include "operator/core/ledger.h"
 #include "operator/core/probe.h"
@@ -98,7 +99,7 @@ class SweepModel {
   const SweepSpec& spec() const { return spec_; }
   const Rungs& rungs() const { return rungs_; }
   const SearchSpace& search_space() const { return space_; }
-  const AshaScheduler& scheduler() const { return scheduler_; }
+  const Brackets& scheduler() const { return scheduler_; }
   const CostModel& cost_model() const { return cost_; }
 
   int64_t trial_count() const { return static_cast<int64_t>(trials_.size()); }
@@ -165,7 +166,7 @@ class SweepModel {
   SweepSpec spec_;
   Rungs rungs_;
   SearchSpace space_;
-  AshaScheduler scheduler_;
+  Brackets scheduler_;
   CostModel cost_;
   std::vector<Trial> trials_;
   std::map<std::string, int64_t> by_name_;

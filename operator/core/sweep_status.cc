@@ -116,14 +116,17 @@ json BuildStatus(const SweepModel& model, const Ledger& ledger, const json& cond
                       {"stopped", model.count(TrialPhase::kStopped)},
                       {"failed", model.count(TrialPhase::kFailed)}};
   json rungs = json::array();
-  bool pause = spec.algorithm == Algorithm::kAsha && spec.mode == AshaMode::kPause;
-  const AshaScheduler& scheduler = model.scheduler();
+  bool pause = EarlyStopping(spec.algorithm) && spec.mode == AshaMode::kPause;
+  const Brackets& scheduler = model.scheduler();
   for (int r = 0; r < model.rungs().size(); ++r) {
-    bool decides = r < scheduler.decision_rungs() && spec.algorithm == Algorithm::kAsha;
+    bool decides = r < scheduler.decision_rungs() && EarlyStopping(spec.algorithm);
     json rung = {{"resource", model.rungs().at(r)}};
     if (decides) {
       rung["reached"] = scheduler.recorded(r);
       rung["promoted"] = pause ? scheduler.promoted(r) : model.continued(r);
+    }
+    if (spec.algorithm == Algorithm::kHyperband) {
+      rung["bracketTrials"] = scheduler.TrialsIn(r, model.trial_count());
     }
     rungs.push_back(rung);
   }

@@ -50,7 +50,7 @@ Part UnseenSegment(const PlanInput& in, const Trial& t, const SegmentRecord& seg
 // due. It is launched from its checkpoint, or stopped when the budget says no.
 Admitted LaunchWaiting(const PlanInput& in, const Trial& t, const Ledger& ledger, int free_slots) {
   int next = t.segments.empty() ? 0 : t.segments.back().number + 1;
-  double until = t.segments.empty() ? FirstUntil(in.model) : t.segments.back().until;
+  double until = t.segments.empty() ? FirstUntil(in.model, t.index) : t.segments.back().until;
   Admitted launch = Launch(in, ledger, t.index, next, t.progress(), until, free_slots);
   if (launch.part.events.empty()) {
     event::TrialStopped e{.at = in.now, .trial = t.index};

@@ -33,3 +33,22 @@ objects_py() {
 docs = [d for d in yaml.safe_load_all(sys.stdin) if d]
 $code" "$@"
 }
+
+# sa_kubeconfig NAMESPACE SERVICEACCOUNT DIR: writes DIR/<sa>.kubeconfig, which reaches the
+# cluster of the caller's k() (its server and CA) as that ServiceAccount, with a 1 h token in
+# DIR/<sa>.token: for an operator run on the host with the chart's RBAC.
+sa_kubeconfig() {
+  local ns=$1 sa=$2 dir=$3 server
+  server=$(k config view --minify --raw -o jsonpath='{.clusters[0].cluster.server}')
+  k config view --minify --raw -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' |
+    base64 -d >"$dir/cluster-ca.crt"
+  k -n "$ns" create token "$sa" --duration=1h >"$dir/$sa.token"
+  cat >"$dir/$sa.kubeconfig" <<KUBECONFIG
+apiVersion: v1
+kind: Config
+current-context: sa
+contexts: [{name: sa, context: {cluster: c, user: sa, namespace: $ns}}]
+clusters: [{name: c, cluster: {server: "$server", certificate-authority: $dir/cluster-ca.crt}}]
+users: [{name: sa, user: {tokenFile: $dir/$sa.token}}]
+KUBECONFIG
+}

@@ -15,6 +15,8 @@ modes=(
   "two replicas, leader election|--set replicaCount=2 --set leaderElection.enabled=true"
   "monitors on|--set serviceMonitor.enabled=true --set trialPodMonitor.enabled=true"
   "no users' ClusterRoles|--set rbac.aggregateClusterRoles=false"
+  "plain metrics, no creator check|--set metrics.secure=false --set creatorCheck.enabled=false"
+  "metrics certificate and readers|--set metrics.certSecret=op-tls --set metrics.readers[0].kind=ServiceAccount --set metrics.readers[0].name=prom --set metrics.readers[0].namespace=mon"
 )
 for mode in "${modes[@]}"; do
   name=${mode%%|*}; read -r -a flags <<<"${mode#*|}"
@@ -34,6 +36,10 @@ bad_values=(
   "--set watchNamespace=Not_A_Namespace"
   "--set unknownKey=1"
   "--set rbac.aggregateClusterRoles=yes"
+  "--set metrics.secure=yes"
+  "--set metrics.certSecret=Not_A_Secret"
+  "--set metrics.readers[0].kind=Robot --set metrics.readers[0].name=x"
+  "--set serviceAccount.tokenExpirationSeconds=300"
 )
 for flags in "${bad_values[@]}"; do
   read -r -a f <<<"$flags"
@@ -50,12 +56,14 @@ done
 render rel ops --set watchNamespace=ml >"$TMP/ns.yaml"
 check=$(objects_py '
 kinds = sorted(d["kind"] for d in docs)
-want = ["ClusterRole", "ClusterRole", "ConfigMap", "Deployment", "Role", "RoleBinding", "Service",
-        "ServiceAccount"]
+want = sorted(["ClusterRole"] * 4 + ["ClusterRoleBinding", "ConfigMap", "Deployment",
+               "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding", "Role", "RoleBinding",
+               "Service", "ServiceAccount"])
 assert kinds == want, kinds
 dep = next(d for d in docs if d["kind"] == "Deployment")
 args = dep["spec"]["template"]["spec"]["containers"][0]["args"]
-assert args == ["operator", "--namespace=ml", "--metrics-addr=:8080", "--health-addr=:8081"], args
+assert args == ["operator", "--namespace=ml", "--metrics-addr=:8080", "--health-addr=:8081",
+                "--metrics-secure", "--check-creator-rights"], args
 role = next(d for d in docs if d["kind"] == "Role")
 assert role["metadata"]["namespace"] == "ml", role["metadata"]
 binding = next(d for d in docs if d["kind"] == "RoleBinding")
@@ -71,14 +79,16 @@ render rel ops --set scope=cluster --set replicaCount=2 --set leaderElection.ena
   >"$TMP/cluster.yaml"
 check=$(objects_py '
 kinds = sorted(d["kind"] for d in docs)
-want = ["ClusterRole", "ClusterRole", "ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment",
-        "Role", "RoleBinding", "Service", "ServiceAccount"]
+want = sorted(["ClusterRole"] * 5 + ["ClusterRoleBinding"] * 2 + ["ConfigMap", "Deployment",
+               "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding", "Role", "RoleBinding",
+               "Service", "ServiceAccount"])
 assert kinds == want, kinds
 dep = next(d for d in docs if d["kind"] == "Deployment")
 assert dep["spec"]["replicas"] == 2
 args = dep["spec"]["template"]["spec"]["containers"][0]["args"]
 assert args == ["operator", "--namespace=", "--metrics-addr=:8080", "--health-addr=:8081",
-                "--leader-elect", "--leader-election-namespace=ops"], args
+                "--metrics-secure", "--check-creator-rights", "--leader-elect",
+                "--leader-election-namespace=ops"], args
 lease = next(d for d in docs if d["kind"] == "Role")
 assert lease["metadata"]["namespace"] == "ops"
 assert lease["rules"] == [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
@@ -100,7 +110,7 @@ want = {
 }
 for d in docs:
     if d["kind"] not in ("Role", "ClusterRole") or "leader-election" in d["metadata"]["name"] or \
-            d["metadata"]["name"].endswith(("-view", "-edit")):
+            d["metadata"]["name"].endswith(("-view", "-edit", "-auth", "-metrics-reader")):
         continue
     got = {}
     for r in d["rules"]:
@@ -113,6 +123,72 @@ for d in docs:
 print("ok")' < <(cat "$TMP/ns.yaml"; echo ---; cat "$TMP/cluster.yaml") 2>&1) || true
 [ "$check" = ok ] && pass "RBAC: exactly the operator's verbs, no wildcards (Role and ClusterRole)" ||
   { fail "RBAC rules"; indent <<<"$check"; }
+
+# Reviews and the metrics reader: the operator may create TokenReviews and SubjectAccessReviews
+# (cluster-wide: they are cluster kinds) and nothing else through <fullname>-auth; the reader role
+# grants get on /metrics only and is bound to metrics.readers. Without metrics.secure, no
+# TokenReviews and no reader role; without the creator check too, no -auth at all.
+render rel ops --set metrics.readers[0].kind=ServiceAccount --set metrics.readers[0].name=prom \
+  --set metrics.readers[0].namespace=mon >"$TMP/readers.yaml"
+render rel ops --set metrics.secure=false >"$TMP/plain.yaml"
+render rel ops --set metrics.secure=false --set creatorCheck.enabled=false >"$TMP/neither.yaml"
+check=$(objects_py '
+def load(path):
+    return [d for d in yaml.safe_load_all(open(path)) if d]
+def named(ds, kind, name):
+    return [d for d in ds if d["kind"] == kind and d["metadata"]["name"] == name]
+auth = named(docs, "ClusterRole", "rel-budgetsweep-auth")[0]
+assert auth["rules"] == [
+    {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
+    {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]},
+], auth["rules"]
+binding = named(docs, "ClusterRoleBinding", "rel-budgetsweep-auth")[0]
+assert binding["roleRef"]["name"] == "rel-budgetsweep-auth"
+assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "rel-budgetsweep", "namespace": "ops"}]
+reader = named(docs, "ClusterRole", "rel-budgetsweep-metrics-reader")[0]
+assert reader["rules"] == [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}], reader["rules"]
+assert not named(docs, "ClusterRoleBinding", "rel-budgetsweep-metrics-reader"), "bound without readers"
+readers = load(sys.argv[1])
+rb = named(readers, "ClusterRoleBinding", "rel-budgetsweep-metrics-reader")[0]
+assert rb["subjects"] == [{"kind": "ServiceAccount", "name": "prom", "namespace": "mon"}], rb
+plain = load(sys.argv[2])
+assert not named(plain, "ClusterRole", "rel-budgetsweep-metrics-reader")
+assert named(plain, "ClusterRole", "rel-budgetsweep-auth")[0]["rules"] == auth["rules"][1:]
+dep = next(d for d in plain if d["kind"] == "Deployment")
+assert "--metrics-secure" not in dep["spec"]["template"]["spec"]["containers"][0]["args"]
+neither = load(sys.argv[3])
+assert not [d for d in neither if d["metadata"]["name"].endswith("-auth")]
+print("ok")' "$TMP/readers.yaml" "$TMP/plain.yaml" "$TMP/neither.yaml" <"$TMP/ns.yaml" 2>&1) || true
+[ "$check" = ok ] && pass "reviews: <fullname>-auth creates tokenreviews and subjectaccessreviews only; metrics-reader gets /metrics, bound to metrics.readers" ||
+  { fail "review and reader roles"; indent <<<"$check"; }
+
+# metrics.secure: HTTPS in the Service annotation and the ServiceMonitor, the Secret mounted and
+# passed with metrics.certSecret; the projected API token of serviceAccount.tokenExpirationSeconds.
+render rel ops --set serviceMonitor.enabled=true --set metrics.certSecret=op-tls \
+  --set serviceAccount.tokenExpirationSeconds=3600 >"$TMP/cert.yaml"
+check=$(objects_py '
+plain = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+svc = next(d for d in docs if d["kind"] == "Service")
+assert svc["metadata"]["annotations"]["prometheus.io/scheme"] == "https"
+assert next(d for d in plain if d["kind"] == "Service")["metadata"]["annotations"]["prometheus.io/scheme"] == "http"
+ep = next(d for d in docs if d["kind"] == "ServiceMonitor")["spec"]["endpoints"][0]
+assert ep["scheme"] == "https" and ep["tlsConfig"] == {"insecureSkipVerify": True}, ep
+assert ep["bearerTokenFile"] == "/var/run/secrets/kubernetes.io/serviceaccount/token", ep
+pod = next(d for d in docs if d["kind"] == "Deployment")["spec"]["template"]["spec"]
+c = pod["containers"][0]
+assert c["args"][4:7] == ["--metrics-secure", "--metrics-cert-file=/etc/budgetsweep/metrics-tls/tls.crt",
+                          "--metrics-key-file=/etc/budgetsweep/metrics-tls/tls.key"], c["args"]
+vols = {v["name"]: v for v in pod["volumes"]}
+assert vols["metrics-tls"]["secret"]["secretName"] == "op-tls"
+mounts = {m["mountPath"]: m["name"] for m in c["volumeMounts"]}
+assert mounts["/etc/budgetsweep/metrics-tls"] == "metrics-tls"
+assert pod["automountServiceAccountToken"] is False
+api = vols[mounts["/var/run/secrets/kubernetes.io/serviceaccount"]]["projected"]["sources"]
+assert api[0] == {"serviceAccountToken": {"path": "token", "expirationSeconds": 3600}}, api
+assert api[1]["configMap"]["name"] == "kube-root-ca.crt" and api[2]["downwardAPI"], api
+print("ok")' "$TMP/plain.yaml" <"$TMP/cert.yaml" 2>&1) || true
+[ "$check" = ok ] && pass "metrics.secure: https scheme, ServiceMonitor with token and tlsConfig, certSecret mounted; projected token lifetime" ||
+  { fail "metrics.secure rendering"; indent <<<"$check"; }
 
 # The users' roles, aggregated into view, edit and admin: reading for viewers, writing sweeps (not
 # trial records, not status) for editors; none with rbac.aggregateClusterRoles=false.
@@ -140,7 +216,8 @@ assert grants(view) == {("budgetsweep.dev", "budgetsweeps"): read,
                         ("budgetsweep.dev", "budgetsweeptrials"): read}, grants(view)
 assert grants(edit) == {("budgetsweep.dev", "budgetsweeps"): read | {"create", "update", "patch", "delete"},
                         ("budgetsweep.dev", "budgetsweeptrials"): read}, grants(edit)
-assert not [d for d in off if d["kind"] == "ClusterRole"], "rbac.aggregateClusterRoles=false"
+assert not [d for d in off if d["kind"] == "ClusterRole" and
+            d["metadata"]["name"].endswith(("-view", "-edit"))], "rbac.aggregateClusterRoles=false"
 print("ok")' "$TMP/no-user-roles.yaml" <"$TMP/ns.yaml" 2>&1) || true
 [ "$check" = ok ] && pass "users' ClusterRoles: view reads sweeps and trials, edit writes sweeps; off on request" ||
   { fail "users' ClusterRoles"; indent <<<"$check"; }

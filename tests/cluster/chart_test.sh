@@ -26,7 +26,8 @@ WATCH=chart-watch-$ID   # the namespace a scope-namespace release watches
 OTHER=chart-other-$ID   # a namespace it must not touch
 REL=bsw-$$
 cleanup_cluster() {
-  k delete clusterrole,clusterrolebinding -l "app.kubernetes.io/instance=$REL-c" \
+  k delete clusterrole,clusterrolebinding,mutatingadmissionpolicy,mutatingadmissionpolicybinding \
+    -l "app.kubernetes.io/instance in ($REL,$REL-c)" \
     --ignore-not-found --wait=false >/dev/null 2>&1 || true
   k delete namespace "$NS" "$WATCH" "$OTHER" --ignore-not-found --wait=false >/dev/null 2>&1 || true
 }
@@ -144,6 +145,14 @@ check_rbac() {   # label sa where-allowed [where-not]
 render "$REL" "$NS" "${common[@]}" --set "watchNamespace=$WATCH" --set leaderElection.enabled=true \
   --show-only templates/serviceaccount.yaml --show-only templates/rbac.yaml | k apply -f - >/dev/null
 check_rbac "scope namespace RBAC" "$REL-budgetsweep" "$WATCH" "$OTHER"
+# The reviews of metrics.secure and creatorCheck (both on by default): cluster kinds, so a
+# ClusterRoleBinding, which answers for any namespace.
+reviews="$(can "$REL-budgetsweep" "$OTHER" create tokenreviews.authentication.k8s.io)"
+reviews+=" $(can "$REL-budgetsweep" "$OTHER" create subjectaccessreviews.authorization.k8s.io)"
+reviews+=" $(can "$REL-budgetsweep" "$OTHER" get tokenreviews.authentication.k8s.io)"
+[ "$reviews" = "yes yes no" ] &&
+  pass "reviews: create tokenreviews and subjectaccessreviews (ClusterRole $REL-budgetsweep-auth), nothing more" ||
+  fail "reviews: $reviews (want yes yes no)"
 lease() { can "$REL-budgetsweep" "$1" "$2" leases.coordination.k8s.io; }
 if [ "$(lease "$NS" create)" = yes ] && [ "$(lease "$NS" update)" = yes ] &&
    [ "$(lease "$NS" delete)" = no ] && [ "$(lease "$WATCH" create)" = no ]; then
@@ -159,6 +168,7 @@ check_rbac "scope cluster RBAC" "$REL-c-budgetsweep" "$WATCH"
   pass "scope cluster without leader election: no lease permission" ||
   fail "scope cluster: lease permission without leader election"
 k delete -n "$NS" role,rolebinding,serviceaccount -l "app.kubernetes.io/instance=$REL" >/dev/null
+k delete clusterrole,clusterrolebinding -l "app.kubernetes.io/instance=$REL" >/dev/null
 k delete -n "$WATCH" role,rolebinding -l "app.kubernetes.io/instance=$REL" >/dev/null
 k delete -n "$NS" serviceaccount -l "app.kubernetes.io/instance=$REL-c" >/dev/null
 k delete clusterrole,clusterrolebinding -l "app.kubernetes.io/instance=$REL-c" >/dev/null

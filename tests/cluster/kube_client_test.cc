@@ -7,7 +7,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 #include "operator/adapters/kube/client.h"
@@ -79,6 +81,37 @@ class KubeCluster : public ::testing::Test {
   std::unique_ptr<Client> client_;
   std::string ns_;
 };
+
+// Issue #23: the client never skips TLS verification. A kubeconfig that names another CA (the
+// test cluster's client CA, which signs no server) for the real API server is refused before any
+// request is sent, with an error that says so; the right CA works.
+TEST_F(KubeCluster, AnApiServerWhoseCertificateDoesNotMatchTheCaIsRefused) {
+  StatusOr<Json> version = client_->Version();
+  ASSERT_TRUE(version.ok()) << version.status().message();
+  EXPECT_EQ(version->value("gitVersion", "").rfind("v1.", 0), 0u) << version->dump();
+
+  const std::string kubeconfig = std::getenv("KUBECONFIG");
+  const std::string other_ca = kubeconfig.substr(0, kubeconfig.rfind('/')) + "/pki/client-ca.crt";
+  std::ifstream in(other_ca);
+  ASSERT_TRUE(in) << other_ca;
+  std::ostringstream pem;
+  pem << in.rdbuf();
+  KubeConfig wrong = config_;
+  wrong.ca_pem = pem.str();
+  StatusOr<std::unique_ptr<Client>> untrusting = Client::Create(wrong);
+  ASSERT_TRUE(untrusting.ok()) << untrusting.status().message();
+  for (const Status& status :
+       {(*untrusting)->Version().status(), (*untrusting)->Get(kNamespaces, "", ns_).status()}) {
+    EXPECT_EQ(status.code(), StatusCode::kFailedPrecondition) << status.message();
+    EXPECT_NE(status.message().find("refusing the API server at " + config_.server + ": "),
+              std::string::npos)
+        << status.message();
+    EXPECT_NE(status.message().find("(checked against the configured certificate-authority); "
+                                    "TLS verification is never skipped"),
+              std::string::npos)
+        << status.message();
+  }
+}
 
 TEST_F(KubeCluster, ConfigMapCreateGetListUpdatePatchDelete) {
   Client& client = *client_;

@@ -13,7 +13,10 @@
 #   3. upstream Prometheus (built by build.sh) discovers the trial pods and the operator's pod
 #      with kubernetes_sd_configs (role pod) against the test apiserver, as its own
 #      ServiceAccount, with the chart's scrape jobs (charts/budgetsweep/files/
-#      prometheus-scrape-configs.yaml) unchanged, and scrapes them at their pod IPs;
+#      prometheus-scrape-configs.yaml) unchanged, and scrapes them at their pod IPs; the
+#      operator's /metrics over HTTPS with that ServiceAccount's token, which the chart's
+#      metrics-reader ClusterRole (bound through metrics.readers) authorizes, while a caller
+#      without a token gets 401 and one without the binding 403 (metrics.secure, the default);
 #   4. the operator decides from Prometheus and the sweep ends; budget used <= budget;
 #   5. every dashboard panel query, run against that Prometheus while the example's trials run,
 #      parses and returns series (DCGM's need a GPU, and the example has no probe phase: those
@@ -79,8 +82,12 @@ k label namespace "$NS" pod-security.kubernetes.io/enforce=restricted \
   pod-security.kubernetes.io/enforce-version=latest >/dev/null
 
 # ---- 1. helm install -----------------------------------------------------------------------------
+# Prometheus's ServiceAccount first: the chart binds its metrics-reader ClusterRole to it.
+k -n "$NS" create serviceaccount prometheus >/dev/null
 if "$HELM" install "$REL" "$CHART" -n "$NS" --wait --timeout 180s \
-  --set-string "nodeSelector.kubernetes\.io/hostname=$BSW_NODE_NAME" >"$TMP/helm.log" 2>&1; then
+  --set-string "nodeSelector.kubernetes\.io/hostname=$BSW_NODE_NAME" \
+  --set "metrics.readers[0].kind=ServiceAccount" --set "metrics.readers[0].name=prometheus" \
+  --set "metrics.readers[0].namespace=$NS" >"$TMP/helm.log" 2>&1; then
   pass "helm install into a namespace enforcing restricted; the operator pod is Ready"
 else
   fail "helm install: $(tail -5 "$TMP/helm.log")"
@@ -89,11 +96,14 @@ op=$(k -n "$NS" get pods -l app.kubernetes.io/name=budgetsweep -o json | python3
 import json, sys
 p = json.load(sys.stdin)["items"][0]
 c = p["status"]["containerStatuses"][0]
-mounts = [m["mountPath"] for m in p["spec"]["containers"][0].get("volumeMounts", [])]
+mounts = {m["mountPath"]: m["name"] for m in p["spec"]["containers"][0].get("volumeMounts", [])}
+vol = mounts.get("/var/run/secrets/kubernetes.io/serviceaccount")
+sources = next((v["projected"]["sources"] for v in p["spec"]["volumes"] if v["name"] == vol), [])
+exp = [s["serviceAccountToken"].get("expirationSeconds") for s in sources if "serviceAccountToken" in s]
 print(p["spec"]["nodeName"], c["image"], str(c["ready"]).lower(), "state=" + ",".join(c["state"]),
-      "token" if "/var/run/secrets/kubernetes.io/serviceaccount" in mounts else "no-token")')
-[ "$op" = "$BSW_NODE_NAME docker.io/budgetsweep/operator:$VERSION true state=running token" ] &&
-  pass "the operator runs on $BSW_NODE_NAME as a container of budgetsweep/operator:$VERSION, Ready, with its ServiceAccount token" ||
+      "token-expiration=%s" % (exp[0] if exp else "none"))')
+[ "$op" = "$BSW_NODE_NAME docker.io/budgetsweep/operator:$VERSION true state=running token-expiration=600" ] &&
+  pass "the operator runs on $BSW_NODE_NAME as a container of budgetsweep/operator:$VERSION, Ready, with a projected ServiceAccount token of 600 s" ||
   fail "the operator pod: $op"
 k -n "$NS" logs -l app.kubernetes.io/name=budgetsweep --tail=-1 >"$TMP/operator.log" 2>&1
 cfg=$(python3 - "$TMP/operator.log" <<'PY'
@@ -117,7 +127,6 @@ PY
 # the test API server: as its own ServiceAccount, allowed to list and watch this namespace's pods.
 PROMETHEUS=$("$HERE/build.sh" prometheus | sed -n 's/^prometheus=//p')
 [ -x "$PROMETHEUS" ] || { fail "build.sh did not produce prometheus"; exit 1; }
-k -n "$NS" create serviceaccount prometheus >/dev/null
 k -n "$NS" create role pod-reader --verb=get,list,watch --resource=pods >/dev/null
 k -n "$NS" create rolebinding prometheus-pod-reader --role=pod-reader \
   --serviceaccount="$NS:prometheus" >/dev/null
@@ -134,6 +143,12 @@ for job in jobs:
     for sd in job["kubernetes_sd_configs"]:
         sd.update({"api_server": api, "tls_config": {"ca_file": ca},
                    "authorization": {"credentials_file": token}, "namespaces": {"names": [ns]}})
+    # A job that scrapes with Prometheus's in-pod token (the operator's, over HTTPS) gets the
+    # same ServiceAccount's token from its file here: this Prometheus runs outside a pod.
+    if "authorization" in job:
+        assert job["authorization"] == {
+            "credentials_file": "/var/run/secrets/kubernetes.io/serviceaccount/token"}, job
+        job["authorization"]["credentials_file"] = token
 print(json.dumps({"global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
                   "scrape_configs": jobs}))
 PY
@@ -151,6 +166,43 @@ start_prometheus() {
   return 1
 }
 start_prometheus || fail "Prometheus did not start"
+
+# ---- the operator's /metrics: HTTPS, authorized by the API server ---------------------------------
+op_ip=$(k -n "$NS" get pods -l app.kubernetes.io/name=budgetsweep -o jsonpath='{.items[0].status.podIP}')
+OP_METRICS=https://$op_ip:8080/metrics
+k -n "$NS" create serviceaccount stranger >/dev/null
+k -n "$NS" create token stranger --duration=1h >"$TMP/stranger.token"
+code() { curl -sk -o "$TMP/body" -w '%{http_code}' --max-time 10 "$@"; }
+got=$(code "$OP_METRICS")
+[ "$got" = 401 ] && pass "the operator's /metrics without a token: 401 ($(head -c 80 "$TMP/body"))" ||
+  fail "the operator's /metrics without a token: $got"
+got=$(code -H "Authorization: Bearer not-a-token" "$OP_METRICS")
+[ "$got" = 401 ] && pass "with a token the API server does not know: 401" || fail "with a made-up token: $got"
+got=$(code -H "Authorization: Bearer $(cat "$TMP/stranger.token")" "$OP_METRICS")
+[ "$got" = 403 ] && grep -q "system:serviceaccount:$NS:stranger\" may not get /metrics" "$TMP/body" &&
+  pass "a ServiceAccount without get on /metrics: 403 ($(head -c 100 "$TMP/body"))" ||
+  fail "a ServiceAccount without the binding: $got $(head -c 200 "$TMP/body")"
+got=$(code -H "Authorization: Bearer $(cat "$TMP/prometheus.token")" "$OP_METRICS")
+[ "$got" = 200 ] && grep -q '^budgetsweep_' "$TMP/body" &&
+  pass "Prometheus's ServiceAccount, bound by the chart's metrics.readers: 200 with budgetsweep_* series" ||
+  fail "Prometheus's token: $got $(head -c 200 "$TMP/body")"
+got=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://$op_ip:8081/readyz")
+[ "$got" = 200 ] && pass "/readyz on the health port stays open, plain HTTP: 200" || fail "/readyz: $got"
+got=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://$op_ip:8080/metrics")
+[ "$got" = 000 ] && pass "plain HTTP to the metrics port gets no answer" || fail "plain HTTP to the metrics port: $got"
+# Prometheus's own scrape of the operator: HTTPS and up.
+target=""
+for _ in $(seq 1 60); do
+  target=$(curl -s "$PROM_URL/api/v1/targets?scrapePool=budgetsweep-operator" | python3 -c '
+import json, sys
+ts = json.load(sys.stdin)["data"]["activeTargets"]
+print(" ".join(t["scrapeUrl"] + "=" + t["health"] for t in ts))' 2>/dev/null)
+  [[ $target == https://*=up ]] && break
+  sleep 1
+done
+[[ $target == "https://$op_ip:8080/metrics=up" ]] &&
+  pass "Prometheus scrapes the operator with its token: $target" ||
+  fail "Prometheus's operator target: '$target'"
 
 # ---- 2-4. the cluster example, decided from Prometheus ------------------------------------------
 python3 - "$ROOT/examples/fashion-mnist-cluster.yaml" "$NS" "$BSW_NODE_NAME" "$PROM_URL" >"$TMP/example.json" <<'PY'

@@ -46,6 +46,21 @@ $extra
 YAML
 }
 
+# Runs the sweep file $WORK/NAME.yaml with state dir $WORK/NAME and its status in $WORK/NAME.json,
+# and asserts that it completed within its budget with TRIALS trials and a sane journal
+# (NAME TRIALS MAX_RESOURCE).
+run_completed_sweep() {
+  local name=$1 trials=$2 max_resource=$3
+  "$BSW" run "$WORK/$name.yaml" --state-dir "$WORK/$name" --output json >"$WORK/$name.json" \
+    2>"$WORK/$name.log" || { cat "$WORK/$name.log" >&2; fail "$name: run exited $?"; }
+  [ "$(json_get "$WORK/$name.json" 's["phase"]')" = Completed ] || fail "$name: phase is not Completed"
+  json_get "$WORK/$name.json" 's["budget"]["used"] <= s["budget"]["gpuHours"] or sys.exit(1)' \
+    >/dev/null || fail "$name: budget used exceeds the budget"
+  [ "$(json_get "$WORK/$name.json" 's["trials"]["created"]')" -eq "$trials" ] \
+    || fail "$name: not $trials trials"
+  assert_journal_sane "$WORK/$name" "$max_resource"
+}
+
 # Reads a field of a JSON file with a Python expression over `s`, e.g. json_get f 's["phase"]'.
 json_get() {
   python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print($2)" "$1"

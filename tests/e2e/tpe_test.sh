@@ -13,13 +13,7 @@ run_sweep() {
   scheduler: {algorithm: random, sampler: $sampler, seed: 5}
   parallelism: 1
   maxTrials: 8" "--seconds-per-epoch=0.05"
-  "$BSW" run "$WORK/$name.yaml" --state-dir "$WORK/$name" --output json >"$WORK/$name.json" \
-    2>"$WORK/$name.log" || { cat "$WORK/$name.log" >&2; fail "$name: run exited $?"; }
-  [ "$(json_get "$WORK/$name.json" 's["phase"]')" = Completed ] || fail "$name: phase is not Completed"
-  json_get "$WORK/$name.json" 's["budget"]["used"] <= s["budget"]["gpuHours"] or sys.exit(1)' \
-    >/dev/null || fail "$name: budget used exceeds the budget"
-  [ "$(json_get "$WORK/$name.json" 's["trials"]["created"]')" -eq 8 ] || fail "$name: not 8 trials"
-  assert_journal_sane "$WORK/$name" 3
+  run_completed_sweep "$name" 8 3
 }
 
 # The TrialCreated params of a sweep's journal, one trial a line.

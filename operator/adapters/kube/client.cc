@@ -3,6 +3,7 @@
 #include <httplib.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "operator/adapters/kube/json_log.h"
 #include "operator/adapters/kube/rate_limit.h"
 #include "operator/adapters/system_clock.h"
 
@@ -156,18 +158,32 @@ class TokenSource {
     if (file_.empty()) return token_;
     std::lock_guard<std::mutex> lock(mu_);
     double now = clock_.MonotonicSeconds();
-    if (read_at_ < 0 || now - read_at_ >= refresh_seconds_) {
-      std::ifstream in(file_);
-      std::ostringstream text;
-      text << in.rdbuf();
-      // A failed read keeps the last token: the file is being rotated.
-      if (in && !Trim(text.str()).empty()) token_ = Trim(text.str());
-      read_at_ = now;
-    }
+    if (read_at_ < 0 || now - read_at_ >= refresh_seconds_) ReadLocked(now);
     return token_;
   }
 
+  // Re-reads the file now (after a 401: the kubelet may have rotated the token since the last
+  // read). Returns whether the token changed.
+  bool Reload() {
+    if (file_.empty()) return false;
+    std::lock_guard<std::mutex> lock(mu_);
+    return ReadLocked(clock_.MonotonicSeconds());
+  }
+
  private:
+  bool ReadLocked(double now) {
+    read_at_ = now;
+    std::ifstream in(file_);
+    std::ostringstream text;
+    text << in.rdbuf();
+    std::string token = Trim(text.str());
+    // A failed read keeps the last token: the file is being rotated.
+    if (!in || token.empty() || token == token_) return false;
+    if (!token_.empty()) LogEvent("info", "token_reloaded", {{"file", file_}});
+    token_ = std::move(token);
+    return true;
+  }
+
   std::mutex mu_;
   std::string token_;
   std::string file_;
@@ -312,9 +328,33 @@ struct Client::Impl {
     return path;
   }
 
-  // Sends one request on a pooled connection. Returns the response, or the transport error.
+  // Why the server's certificate failed verification on `connection`, for the error message.
+  std::string VerifyFailure(const httplib::ClientImpl& connection) const {
+    const auto* tls = dynamic_cast<const httplib::SSLClient*>(&connection);
+    long code = tls != nullptr ? tls->get_openssl_verify_result() : X509_V_OK;
+    if (code != X509_V_OK) return X509_verify_cert_error_string(code);
+    return "its certificate does not name host " + url.host;
+  }
+
+  // The error of a request that got no response. A server certificate that does not verify is
+  // FailedPrecondition (never retried: nothing will change until the configuration does).
+  Status TransportError(const std::string& context, const httplib::Result& result,
+                        const httplib::ClientImpl& connection) const {
+    if (result.error() == httplib::Error::SSLServerVerification) {
+      return FailedPreconditionError(
+          context + ": refusing the API server at " + config.server + ": " +
+          VerifyFailure(connection) +
+          (config.ca_pem.empty() ? " (checked against the system's trusted CAs)"
+                                 : " (checked against the configured certificate-authority)") +
+          "; TLS verification is never skipped");
+    }
+    return UnavailableError(context + ": " + httplib::to_string(result.error()));
+  }
+
+  // Sends one request on a pooled connection. Returns the response, or the transport error in
+  // *error.
   httplib::Result Send(const std::string& method, const std::string& path, const std::string& body,
-                       const std::string& content_type) {
+                       const std::string& content_type, const std::string& context, Status* error) {
     std::unique_ptr<httplib::ClientImpl> connection;
     {
       std::lock_guard<std::mutex> lock(pool_mu);
@@ -335,6 +375,8 @@ struct Client::Impl {
     if (result) {
       std::lock_guard<std::mutex> lock(pool_mu);
       if (idle.size() < kMaxIdleConnections) idle.push_back(std::move(connection));
+    } else {
+      *error = TransportError(context, result, *connection);
     }
     return result;
   }
@@ -345,14 +387,14 @@ struct Client::Impl {
     const std::string payload = body != nullptr ? body->dump() : std::string();
     const bool read_only = method == "GET";
     double backoff = options.retry_backoff_seconds;
+    bool reloaded_after_401 = false;
     for (int attempt = 0;; ++attempt) {
       Throttle();
-      httplib::Result result = Send(method, path, payload, content_type);
       Status error;
+      httplib::Result result = Send(method, path, payload, content_type, context, &error);
       double wait = -1;
       if (!result) {
-        error = UnavailableError(context + ": " + httplib::to_string(result.error()));
-        if (read_only) wait = backoff;
+        if (read_only && error.code() == StatusCode::kUnavailable) wait = backoff;
       } else if (result->status >= 200 && result->status < 300) {
         Json object = Json::parse(result->body, nullptr, /*allow_exceptions=*/false);
         if (object.is_discarded()) return InternalError(context + ": the response is not JSON");
@@ -360,7 +402,11 @@ struct Client::Impl {
       } else {
         double retry_after = std::min(RetryAfterSeconds(*result), options.max_retry_after_seconds);
         error = StatusFromResponse(result->status, result->body, retry_after, context);
-        if (result->status == 429) {
+        if (result->status == 401 && !reloaded_after_401) {
+          // An expired token whose successor the kubelet wrote since the last read: once.
+          reloaded_after_401 = true;
+          if (token->Reload()) wait = 0;
+        } else if (result->status == 429) {
           wait = retry_after > 0 ? retry_after : backoff;
         } else if (result->status >= 500) {
           if (retry_after > 0) {
@@ -392,6 +438,10 @@ StatusOr<std::unique_ptr<Client>> Client::Create(const KubeConfig& config, Clien
 }
 
 const std::string& Client::default_namespace() const { return impl_->config.namespace_name; }
+
+StatusOr<Json> Client::Version() {
+  return impl_->Do("GET", impl_->url.base_path + "/version", nullptr);
+}
 
 StatusOr<Json> Client::Get(const Resource& resource, const std::string& ns,
                            const std::string& name) {
@@ -524,6 +574,9 @@ Status Client::Watch(const Resource& resource, const std::string& ns, const Watc
           ? std::string()
           : "; dropped " + std::to_string(pending.size()) + " bytes of an incomplete event";
   if (!result) {
+    if (result.error() == httplib::Error::SSLServerVerification) {
+      return impl_->TransportError(context, result, *connection);
+    }
     return UnavailableError(
         context + ": watch stream broke: " + httplib::to_string(result.error()) + dropped);
   }

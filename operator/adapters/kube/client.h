@@ -102,7 +102,8 @@ class WatchCancel {
 // Errors carry the HTTP code and API reason: see errors.h (IsNotFound, IsConflict, ...).
 // The first Create installs a no-op SIGPIPE handler when SIGPIPE has its default action, since
 // OpenSSL's socket writes would otherwise kill the process when a server closes a connection.
-// Transport failures and timeouts are Unavailable.
+// Transport failures and timeouts are Unavailable. A server whose certificate does not verify
+// (another CA, another name) is FailedPrecondition, with OpenSSL's reason, and is not retried.
 class Client {
  public:
   // InvalidArgument: an unusable server URL, CA, certificate or key.
@@ -114,6 +115,10 @@ class Client {
 
   // The namespace of the configuration's context.
   const std::string& default_namespace() const;
+
+  // GET /version: the server's build (gitVersion, ...). Any client may read it, so it shows
+  // whether the server is reachable and trusted before anything else is asked.
+  [[nodiscard]] StatusOr<Json> Version();
 
   // `ns` is ignored for cluster-scoped resources. For List and Watch, an empty `ns` means all
   // namespaces.

@@ -10,6 +10,9 @@
 #include <thread>
 #include <utility>
 
+#include "operator/adapters/observability/request_authorizer.h"
+#include "operator/adapters/observability/tls_identity.h"
+
 namespace bsw::observability {
 
 StatusOr<ListenAddress> ParseListenAddress(const std::string& address) {
@@ -38,7 +41,8 @@ StatusOr<ListenAddress> ParseListenAddress(const std::string& address) {
 }
 
 struct HealthServer::Serving {
-  httplib::Server server;
+  std::unique_ptr<httplib::Server> server;
+  bool secure = false;
   std::thread thread;
 };
 
@@ -46,18 +50,35 @@ HealthServer::HealthServer(std::unique_ptr<Serving> serving, int port)
     : serving_(std::move(serving)), port_(port) {}
 
 HealthServer::~HealthServer() {
-  serving_->server.stop();
+  serving_->server->stop();
   serving_->thread.join();
 }
 
+bool HealthServer::secure() const { return serving_->secure; }
+
 StatusOr<std::unique_ptr<HealthServer>> HealthServer::Start(
     const std::string& address, std::shared_ptr<prometheus::Registry> registry,
-    std::function<bool()> ready) {
+    std::function<bool()> ready, const SecureMetrics* secure) {
   StatusOr<ListenAddress> listen = ParseListenAddress(address);
   if (!listen.ok()) return listen.status();
 
   auto serving = std::make_unique<Serving>();
-  httplib::Server& server = serving->server;
+  if (secure != nullptr) {
+    if (secure->certificate == nullptr || secure->authorizer == nullptr) {
+      return InvalidArgumentError("secure metrics need a certificate and an authorizer");
+    }
+    ServingCertificate* certificate = secure->certificate;
+    auto tls = std::make_unique<httplib::SSLServer>(
+        [certificate](SSL_CTX& ctx) { return certificate->Install(&ctx); });
+    if (!tls->is_valid()) {
+      return InvalidArgumentError("cannot set up TLS with the metrics certificate");
+    }
+    serving->server = std::move(tls);
+    serving->secure = true;
+  } else {
+    serving->server = std::make_unique<httplib::Server>();
+  }
+  httplib::Server& server = *serving->server;
   // httplib's default also sets SO_REUSEPORT, with which a second operator on the same port binds
   // too and silently gets half the scrapes and probes. SO_REUSEADDR alone still allows a restart
   // while old connections linger in TIME_WAIT.
@@ -75,8 +96,22 @@ StatusOr<std::unique_ptr<HealthServer>> HealthServer::Start(
                response.set_content(is_ready ? "ok" : "not ready", "text/plain");
              });
   if (registry) {
-    server.Get("/metrics", [registry = std::move(registry)](const httplib::Request&,
-                                                            httplib::Response& response) {
+    RequestAuthorizer* authorizer = secure != nullptr ? secure->authorizer : nullptr;
+    auto on_refused = secure != nullptr ? secure->on_refused : nullptr;
+    server.Get("/metrics", [registry = std::move(registry), authorizer, on_refused](
+                               const httplib::Request& request, httplib::Response& response) {
+      if (authorizer != nullptr) {
+        AuthOutcome outcome = authorizer->Authorize(request.get_header_value("Authorization"));
+        if (outcome.status != 200) {
+          if (on_refused) on_refused(request.remote_addr, outcome);
+          response.status = outcome.status;
+          if (outcome.status == 401) {
+            response.set_header("WWW-Authenticate", "Bearer realm=\"budgetsweep-operator\"");
+          }
+          response.set_content(outcome.message + "\n", "text/plain; charset=utf-8");
+          return;
+        }
+      }
       response.set_content(prometheus::TextSerializer().Serialize(registry->Collect()),
                            "text/plain; version=0.0.4; charset=utf-8");
     });

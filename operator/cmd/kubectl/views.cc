@@ -225,7 +225,7 @@ StatusOr<std::string> TopFrame(const ReportInput& input) {
   view << "budgetsweep " << spec.namespace_name << "/" << spec.name << "  "
        << StringAt(status, "/phase", SweepPhaseName(model.phase())) << "  ("
        << AlgorithmName(spec.algorithm)
-       << (spec.algorithm == Algorithm::kAsha ? std::string("/") + AshaModeName(spec.mode) : "")
+       << (EarlyStopping(spec.algorithm) ? std::string("/") + AshaModeName(spec.mode) : "")
        << ", parallelism " << spec.parallelism << ")\n";
   view << "budget " << Budget(sweep, kTopBarWidth) << ", "
        << FormatNumber("%.2f", NumberAt(status, "/budget/remaining", spec.budget_gpu_hours))

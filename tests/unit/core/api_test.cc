@@ -64,6 +64,22 @@ TEST(ParseSweep, AcceptsPauseModeGridParamsAndMinimize) {
   EXPECT_EQ(spec->search_space.size(), 6u);
 }
 
+TEST(ParseSweep, AcceptsHyperbandInEitherModeWithEitherSampler) {
+  for (const char* mode : {"stop", "pause"}) {
+    for (const char* sampler : {"random", "tpe"}) {
+      json j = ValidSweepJson();
+      j["spec"]["scheduler"] = {{"algorithm", "hyperband"}, {"mode", mode}, {"sampler", sampler}};
+      StatusOr<SweepSpec> spec = ParseSweep(j);
+      ASSERT_TRUE(spec.ok()) << spec.status().message();
+      EXPECT_EQ(spec->algorithm, Algorithm::kHyperband);
+      EXPECT_STREQ(AshaModeName(spec->mode), mode);
+      EXPECT_TRUE(EarlyStopping(spec->algorithm));
+    }
+  }
+  EXPECT_FALSE(EarlyStopping(Algorithm::kRandom));
+  EXPECT_FALSE(EarlyStopping(Algorithm::kGrid));
+}
+
 TEST(ParseSweep, ThroughputIsOffByDefaultWithTheIssuesDefaults) {
   StatusOr<SweepSpec> spec = ParseSweep(ValidSweepJson());
   ASSERT_TRUE(spec.ok()) << spec.status().message();
@@ -171,6 +187,10 @@ INSTANTIATE_TEST_SUITE_P(
                  "spec.budget.gpuHours: must be a number, got string"},
         BadInput{"ParallelismIsAFraction", [](json& j) { j["spec"]["parallelism"] = 2.5; },
                  "spec.parallelism: must be an integer"},
+        BadInput{"AlgorithmIsUnknown",
+                 [](json& j) { j["spec"]["scheduler"]["algorithm"] = "bohb"; },
+                 "spec.scheduler.algorithm: must be one of asha, hyperband, random, grid, got "
+                 "\"bohb\""},
         BadInput{"ModeIsUnknown", [](json& j) { j["spec"]["scheduler"]["mode"] = "halt"; },
                  "spec.scheduler.mode: must be one of stop, pause"},
         BadInput{"SamplerIsUnknown", [](json& j) { j["spec"]["scheduler"]["sampler"] = "bayes"; },
@@ -353,6 +373,7 @@ TEST(ParseSweep, ReportsEveryProblemAtOnceOneLineEach) {
 TEST(ParseSweep, NamesTheStableEnumSpellings) {
   EXPECT_STREQ(GoalName(Goal::kMinimize), "minimize");
   EXPECT_STREQ(AlgorithmName(Algorithm::kGrid), "grid");
+  EXPECT_STREQ(AlgorithmName(Algorithm::kHyperband), "hyperband");
   EXPECT_STREQ(AshaModeName(AshaMode::kPause), "pause");
 }
 

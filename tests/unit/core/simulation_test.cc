@@ -29,6 +29,7 @@ using nlohmann::json;
 using testing::PlannerHarness;
 
 struct SimOptions {
+  Algorithm algorithm = Algorithm::kAsha;
   AshaMode mode = AshaMode::kStop;
   Sampler sampler = Sampler::kRandom;
   uint64_t seed = 1;
@@ -58,7 +59,7 @@ SweepSpec SimSpec(const SimOptions& o) {
   j["metadata"]["name"] = "sim";
   j["spec"]["budget"]["gpuHours"] = o.budget_gpu_hours;
   j["spec"]["resource"] = {{"min", 1}, {"max", 27}, {"reductionFactor", 3}};
-  j["spec"]["scheduler"] = {{"algorithm", "asha"},
+  j["spec"]["scheduler"] = {{"algorithm", AlgorithmName(o.algorithm)},
                             {"mode", o.mode == AshaMode::kStop ? "stop" : "pause"},
                             {"sampler", o.sampler == Sampler::kTpe ? "tpe" : "random"},
                             {"seed", o.seed}};
@@ -262,9 +263,8 @@ void PrintRun(const char* label, const SimResult& r, double ms, TrialPhase early
       static_cast<long long>(r.counts.at(TrialPhase::kFailed)));
 }
 
-TEST(Simulation, StopModeRunsAThousandTrialsWithinBudget) {
-  SimOptions o;
-  o.mode = AshaMode::kStop;
+// Simulates a sweep of 1,000 trials that must complete soundly, and prints its line (PrintRun).
+SimResult SimulateThousand(const char* label, const SimOptions& o, TrialPhase early_exit) {
   auto start = std::chrono::steady_clock::now();
   SimResult r = Simulate(o);
   double ms =
@@ -272,10 +272,17 @@ TEST(Simulation, StopModeRunsAThousandTrialsWithinBudget) {
   EXPECT_EQ(r.trials, 1000);
   EXPECT_EQ(r.phase, SweepPhase::kCompleted);
   ExpectSoundSweep(o, r);
+  PrintRun(label, r, ms, early_exit);
+  return r;
+}
+
+TEST(Simulation, StopModeRunsAThousandTrialsWithinBudget) {
+  SimOptions o;
+  o.mode = AshaMode::kStop;
+  SimResult r = SimulateThousand("stop mode", o, TrialPhase::kStopped);
   EXPECT_GT(r.counts.at(TrialPhase::kCompleted), 0);
   EXPECT_GT(r.counts.at(TrialPhase::kStopped), 500);  // ASHA stops most of them early
   RecordProperty("simulated_passes", r.passes);
-  PrintRun("stop mode", r, ms, TrialPhase::kStopped);
 }
 
 TEST(Simulation, PauseModeRunsAThousandTrialsWithinBudget) {
@@ -283,36 +290,35 @@ TEST(Simulation, PauseModeRunsAThousandTrialsWithinBudget) {
   o.mode = AshaMode::kPause;
   o.gpus = 2;
   o.budget_gpu_hours = 40;
-  auto start = std::chrono::steady_clock::now();
-  SimResult r = Simulate(o);
-  double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_EQ(r.trials, 1000);
-  EXPECT_EQ(r.phase, SweepPhase::kCompleted);
-  ExpectSoundSweep(o, r);
+  SimResult r = SimulateThousand("pause mode", o, TrialPhase::kPaused);
   EXPECT_GT(r.counts.at(TrialPhase::kCompleted), 0);
   EXPECT_GT(r.counts.at(TrialPhase::kPaused), 500);
-  PrintRun("pause mode", r, ms, TrialPhase::kPaused);
 }
 
 TEST(Simulation, TightBudgetEndsBudgetExhaustedWithoutOverspending) {
-  for (AshaMode mode : {AshaMode::kStop, AshaMode::kPause}) {
+  for (auto [algorithm, mode] : {std::pair{Algorithm::kAsha, AshaMode::kStop},
+                                 {Algorithm::kAsha, AshaMode::kPause},
+                                 {Algorithm::kHyperband, AshaMode::kStop},
+                                 {Algorithm::kHyperband, AshaMode::kPause}}) {
     SimOptions o;
+    o.algorithm = algorithm;
     o.mode = mode;
     o.budget_gpu_hours = 1;
     o.gpus = 0;  // a CPU sweep is charged one device per trial
     SimResult r = Simulate(o);
-    EXPECT_EQ(r.phase, SweepPhase::kBudgetExhausted) << AshaModeName(mode);
+    const std::string label = std::string(AlgorithmName(algorithm)) + "/" + AshaModeName(mode);
+    EXPECT_EQ(r.phase, SweepPhase::kBudgetExhausted) << label;
     EXPECT_LT(r.trials, 1000);
     ExpectSoundSweep(o, r);
     // The cap is spent, not left idle: at least 80% of it was charged.
-    EXPECT_GE(r.charged_device_seconds, 0.8 * r.budget_device_seconds) << AshaModeName(mode);
+    EXPECT_GE(r.charged_device_seconds, 0.8 * r.budget_device_seconds) << label;
   }
 }
 
 RC_GTEST_PROP(Simulation, SameSeedGivesAnIdenticalSweepAndChargeStaysWithinBudget,
-              (bool pause, bool tpe)) {
+              (bool pause, bool tpe, bool hyperband)) {
   SimOptions o;
+  o.algorithm = hyperband ? Algorithm::kHyperband : Algorithm::kAsha;
   o.sampler = tpe ? Sampler::kTpe : Sampler::kRandom;
   o.seed =
       *rc::gen::inRange<uint64_t>(0, uint64_t{1} << 52);  // spec.scheduler.seed is a JSON number
@@ -450,6 +456,87 @@ TEST(Simulation, LeaderTakenToTheEndDoesNotHoldTheRungsItRanThrough) {
   }
   EXPECT_GE(ranked_below, 2);
   EXPECT_EQ(replayed.scheduler().promoted(1), 1);
+}
+
+// What a Hyperband sweep's journal shows of its brackets: each trial's first judged rung and
+// where its first segment was launched to.
+struct BracketCheck {
+  std::vector<std::string> violations;
+  std::vector<int64_t> trials_by_bracket;
+  std::vector<int64_t> completed_by_bracket;
+};
+BracketCheck CheckBrackets(const SimResult& r, const SweepModel& replayed) {
+  BracketCheck check;
+  const Brackets& brackets = replayed.scheduler();
+  check.trials_by_bracket.assign(static_cast<size_t>(brackets.count()), 0);
+  check.completed_by_bracket.assign(static_cast<size_t>(brackets.count()), 0);
+  for (int64_t i = 0; i < replayed.trial_count(); ++i) {
+    auto b = static_cast<size_t>(brackets.BracketOf(i));
+    ++check.trials_by_bracket[b];
+    if (replayed.trial(i).phase == TrialPhase::kCompleted) ++check.completed_by_bracket[b];
+  }
+  bool pause = replayed.spec().mode == AshaMode::kPause;
+  for (const Event& e : r.journal) {
+    if (const auto* v = std::get_if<event::RungVerdict>(&e)) {
+      if (v->rung < brackets.BracketOf(v->trial)) {
+        check.violations.push_back("trial " + std::to_string(v->trial) + " judged at rung " +
+                                   std::to_string(v->rung) + ", below its bracket");
+      }
+    }
+    if (const auto* launch = std::get_if<event::SegmentLaunched>(&e)) {
+      double first =
+          pause ? replayed.rungs().at(brackets.BracketOf(launch->trial)) : replayed.rungs().max();
+      if (launch->segment == 0 && launch->until != first) {
+        check.violations.push_back("trial " + std::to_string(launch->trial) + " first ran to " +
+                                   std::to_string(launch->until));
+      }
+    }
+  }
+  return check;
+}
+
+TEST(Simulation, HyperbandStopModeJudgesEachTrialFromItsBracketsRungAndKeepsTheBudget) {
+  SimOptions o;
+  o.algorithm = Algorithm::kHyperband;
+  SimResult r = SimulateThousand("hyperband stop mode", o, TrialPhase::kStopped);
+  BracketCheck check = CheckBrackets(r, Replay(o, r.journal));
+  EXPECT_THAT(check.violations, ::testing::IsEmpty());
+  // Trials are dealt 27, 12, 6 and 4 of every 49 (1000 = 20 cycles and 20 trials).
+  EXPECT_NEAR(check.trials_by_bracket[0], 27 * 1000 / 49.0, 1.5);
+  EXPECT_NEAR(check.trials_by_bracket[3], 4 * 1000 / 49.0, 1.5);
+  // The last bracket runs every trial to the full resource; only crashes stop one short.
+  EXPECT_GE(check.completed_by_bracket[3], 0.9 * static_cast<double>(check.trials_by_bracket[3]));
+  // The hedge: more trials reach the full resource than under ASHA, for the same trials.
+  SimOptions asha = o;
+  asha.algorithm = Algorithm::kAsha;
+  SimResult a = Simulate(asha);
+  EXPECT_GT(r.counts.at(TrialPhase::kCompleted), a.counts.at(TrialPhase::kCompleted));
+  EXPECT_GT(r.counts.at(TrialPhase::kStopped), 500);  // still, most are stopped early
+}
+
+TEST(Simulation, HyperbandPauseModePausesEachTrialFirstAtItsBracketsRung) {
+  SimOptions o;
+  o.algorithm = Algorithm::kHyperband;
+  o.mode = AshaMode::kPause;
+  o.gpus = 2;
+  o.budget_gpu_hours = 40;
+  SimResult r = SimulateThousand("hyperband pause mode", o, TrialPhase::kPaused);
+  SweepModel replayed = Replay(o, r.journal);
+  BracketCheck check = CheckBrackets(r, replayed);
+  EXPECT_THAT(check.violations, ::testing::IsEmpty());
+  // Every bracket that judges promoted someone, and no rung promoted past its 1/η quota.
+  for (int rung = 0; rung < replayed.scheduler().decision_rungs(); ++rung) {
+    EXPECT_GT(replayed.scheduler().promoted(rung), 0) << "rung " << rung;
+  }
+  std::vector<int64_t> promoted_from(4, 0);
+  for (const Event& e : r.journal) {
+    const auto* p = std::get_if<event::TrialPromoted>(&e);
+    if (p && p->message.empty()) ++promoted_from[static_cast<size_t>(p->rung)];
+  }
+  for (int rung = 0; rung < 3; ++rung) {
+    EXPECT_LE(promoted_from[static_cast<size_t>(rung)],
+              replayed.scheduler().recorded(rung) / 3 + replayed.scheduler().count());
+  }
 }
 
 }  // namespace

@@ -324,6 +324,38 @@ TEST(KubeClient, TokenFileIsReReadAfterTheRefreshPeriod) {
   std::remove(token_file.c_str());
 }
 
+TEST(KubeClient, A401ReReadsARotatedTokenFileAtOnceAndRetriesOnce) {
+  FakeApiServer server;
+  // The server knows only the rotated token.
+  server.SetHook([](const httplib::Request& request, httplib::Response& response) {
+    if (request.get_header_value("Authorization") == "Bearer rotated") return false;
+    response.status = 401;
+    response.set_content(R"({"kind":"Status","code":401,"reason":"Unauthorized"})",
+                         "application/json");
+    return true;
+  });
+  std::string token_file = ::testing::TempDir() + "/kube-token-401";
+  std::ofstream(token_file) << "expired\n";
+  KubeConfig config = server.Config();
+  config.token.clear();
+  config.token_file = token_file;
+  config.token_refresh_seconds = 3600;  // the periodic re-read will not come in time
+  StatusOr<std::unique_ptr<Client>> client = Client::Create(config);
+  ASSERT_TRUE(client.ok());
+  // Not rotated yet: one 401, no retry with the same token.
+  Status status = (*client)->Get(kConfigMaps, "ns", "a").status();
+  EXPECT_EQ(status.message().find("Unauthorized") != std::string::npos, true) << status.message();
+  EXPECT_EQ(server.Requests().size(), 1u);
+  // The kubelet writes the next token: the 401 makes the client read it and try again.
+  std::ofstream(token_file) << "rotated\n";
+  EXPECT_TRUE(IsNotFound((*client)->Get(kConfigMaps, "ns", "a").status()));
+  std::vector<testing::RecordedRequest> requests = server.Requests();
+  ASSERT_EQ(requests.size(), 3u);
+  EXPECT_EQ(requests[1].authorization, "Bearer expired");
+  EXPECT_EQ(requests[2].authorization, "Bearer rotated");
+  std::remove(token_file.c_str());
+}
+
 TEST(KubeClient, PlainHttpIsRefusedForNonLoopbackServers) {
   KubeConfig config;
   config.server = "http://example.com:8080";

@@ -138,14 +138,26 @@ TEST(KubeClientTls, AServerSignedByAnotherCaIsRejected) {
   KubeConfig config = LoadTestKubeconfig(server.url());
   config.ca_pem = ReadFile(PkiDir() + "/other-ca.crt");
   Status status = GetOnce(config).status();
-  EXPECT_EQ(status.code(), StatusCode::kUnavailable) << status.message();
+  EXPECT_EQ(status.code(), StatusCode::kFailedPrecondition) << status.message();
+  // OpenSSL's reason between the server and what it was checked against.
+  EXPECT_NE(status.message().find("refusing the API server at " + server.url() + ": "),
+            std::string::npos)
+      << status.message();
+  EXPECT_NE(status.message().find("certificate"), std::string::npos) << status.message();
+  EXPECT_TRUE(status.message().ends_with(
+      " (checked against the configured certificate-authority); TLS verification is never "
+      "skipped"))
+      << status.message();
   EXPECT_EQ(server.requests(), 0);
 }
 
 TEST(KubeClientTls, AServerCertificateForAnotherNameIsRejected) {
   TlsServer server("wrong-name");
   Status status = GetOnce(LoadTestKubeconfig(server.url())).status();
-  EXPECT_EQ(status.code(), StatusCode::kUnavailable) << status.message();
+  EXPECT_EQ(status.code(), StatusCode::kFailedPrecondition) << status.message();
+  EXPECT_NE(status.message().find("its certificate does not name host 127.0.0.1"),
+            std::string::npos)
+      << status.message();
   EXPECT_EQ(server.requests(), 0);
 }
 
@@ -153,7 +165,7 @@ TEST(KubeClientTls, WithoutTheCaOnlyTheSystemStoreIsTrusted) {
   TlsServer server;
   KubeConfig config = LoadTestKubeconfig(server.url());
   config.ca_pem.clear();
-  EXPECT_EQ(GetOnce(config).status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(GetOnce(config).status().code(), StatusCode::kFailedPrecondition);
 }
 
 TEST(KubeClientTls, TheServerRefusesAClientWithoutCertificate) {

@@ -143,7 +143,9 @@ def segmented_trainable(trainer, budget, out, interval):
             if not reported and run.stopped:
                 return  # the budget ended it before its first epoch
             if not reported:
-                raise RuntimeError(f"trainer exited without an epoch: {summary or 'no summary'}")
+                with open(run.log_path, errors="replace") as f:
+                    last = ([line.strip() for line in f if line.strip()] or ["no output"])[-1]
+                raise RuntimeError(f"trainer exited without an epoch: {last}")
             for epoch, accuracy in reported[:-1]:
                 tune.report({"validation_accuracy": accuracy, "epoch": epoch})
             epoch, accuracy = reported[-1]

@@ -18,9 +18,9 @@ import config
 def schedulers():
     """Each budgetsweep contender's spec.scheduler, without its seed.
 
-    hyperband, pbt and pb2 follow the fields proposed for issue #20 points 2 and 3; if those
-    change, edit their entries here (and MUTABLE_FIELD). `budgetsweep run` rejecting a field fails
-    only that contender's runs, which run.sh records in the results' notes.
+    pbt and pb2 follow the fields proposed for issue #20 point 3; if those change, edit their
+    entries here (and MUTABLE_FIELD). A sweep file `budgetsweep validate` refuses leaves that
+    contender out, which run.sh records in the results' notes.
     """
     return {
         "random": {"algorithm": "random"},

@@ -49,12 +49,17 @@ beta=$!
 run_sweep gamma "$WORK/gamma.log" &
 gamma=$!
 
-sleep 2.5
+# Beta's runner is killed once it has launched a trial (its part of the pool is kept for it, so
+# it does as soon as the first reservations come back), while that trial runs.
+for _ in $(seq 600); do
+  grep -qs SegmentLaunched "$WORK/state-beta/journal.jsonl" && break
+  sleep 0.1
+done
 kill -9 "$beta"
 wait "$beta" 2>/dev/null || true
-launched=$(grep -c SegmentLaunched "$WORK/state-beta/journal.jsonl" || true)
+launched=$(grep -cs SegmentLaunched "$WORK/state-beta/journal.jsonl" || true)
 echo "killed beta's runner: $launched segments launched so far"
-[ "$launched" -gt 0 ] || fail "beta launched nothing before it was killed: nothing to resume"
+[ "$launched" -gt 0 ] || fail "beta launched nothing in 60 s: nothing to resume"
 sleep 1
 rc=0
 timeout 150 "$BSW" run "$WORK/beta.yaml" --pool "$WORK/pool.yaml" --state-dir "$WORK/state-beta" \

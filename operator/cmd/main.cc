@@ -13,6 +13,7 @@
 #include "operator/adapters/kube/config.h"
 #include "operator/adapters/local/atomic_file.h"
 #include "operator/adapters/local/local_backend.h"
+#include "operator/adapters/local/pool_file.h"
 #include "operator/adapters/local/process.h"
 #include "operator/adapters/prometheus/api_source.h"
 #include "operator/adapters/system_clock.h"
@@ -77,6 +78,16 @@ std::optional<SweepSpec> LoadSweep(const std::string& path, nlohmann::json* obje
 }
 
 int Validate(const std::string& path) {
+  StatusOr<nlohmann::json> doc = ReadSweepFile(path);
+  if (doc.ok() && doc->is_object() && doc->value("kind", nlohmann::json()) == kPoolKind) {
+    StatusOr<PoolSpec> pool = local::ReadPoolFile(path);
+    if (!pool.ok()) {
+      PrintError(pool.status().message());
+      return kExitInvalid;
+    }
+    std::printf("%s: valid BudgetPool \"%s\"\n", path.c_str(), pool->name.c_str());
+    return 0;
+  }
   std::optional<SweepSpec> spec = LoadSweep(path, nullptr);
   if (!spec) return kExitInvalid;
   std::printf("%s: valid BudgetSweep \"%s\"\n", path.c_str(), spec->name.c_str());
@@ -135,7 +146,18 @@ struct RunOptions {
   std::string state_dir;
   std::string output = "text";
   double poll_seconds = 0.25;
+  std::string pool;  // a BudgetPool file shared with other local sweeps
 };
+
+// The pool's line of the summary: what every sweep and this one hold of it.
+std::string PoolLine(const local::PoolFile& pool, const std::string& path) {
+  double held = PoolHeld(pool.accounts()) / 3600;
+  char line[256];
+  std::snprintf(
+      line, sizeof line, "pool %s (%s): %.4f of %.4f GPU-hours used or reserved by %zu sweeps\n",
+      pool.spec().name.c_str(), path.c_str(), held, pool.spec().gpu_hours, pool.accounts().size());
+  return line;
+}
 
 int Run(const RunOptions& opts) {
   nlohmann::json object;
@@ -202,7 +224,24 @@ int Run(const RunOptions& opts) {
     std::fprintf(stderr, "error: %s\n", journal.status().message().c_str());
     return kExitFailed;
   }
+  std::unique_ptr<local::PoolFile> pool;
+  if (!opts.pool.empty()) {
+    StatusOr<std::unique_ptr<local::PoolFile>> opened =
+        local::PoolFile::Open(opts.pool, spec->name, spec->pool_name, state_dir);
+    if (!opened.ok()) {
+      PrintError(opened.status().message());
+      return kExitInvalid;
+    }
+    pool = std::move(*opened);
+  } else if (!spec->pool_name.empty()) {
+    std::fprintf(stderr,
+                 "error: %s: spec.budget.poolRef.name is \"%s\": run it with --pool FILE, the "
+                 "BudgetPool file it shares with other sweeps\n",
+                 opts.file.c_str(), spec->pool_name.c_str());
+    return kExitInvalid;
+  }
   SweepController controller(*spec, backend->get(), metrics.get(), &*journal, &clock);
+  if (pool) controller.SetBudgetGate(pool.get());
   if (Status s = controller.Recover(); !s.ok()) {
     std::fprintf(stderr, "error: %s\n", s.message().c_str());
     return kExitFailed;
@@ -266,6 +305,8 @@ int Run(const RunOptions& opts) {
     // One last look, so the summary charges the seconds the stopped trials ran.
     if (Status s = controller.Refresh(); !s.ok()) {
       std::fprintf(stderr, "warning: %s\n", s.message().c_str());
+    } else if (Status settled = controller.SettleGate(); !settled.ok()) {
+      std::fprintf(stderr, "warning: %s\n", settled.message().c_str());
     }
   }
 
@@ -273,6 +314,7 @@ int Run(const RunOptions& opts) {
     std::printf("%s\n", controller.StatusJson().dump(2).c_str());
   } else {
     std::fprintf(human, "\n%s", Progress::Summary(controller, state_dir).c_str());
+    if (pool) std::fprintf(human, "%s", PoolLine(*pool, opts.pool).c_str());
   }
   if (g_interrupted) return kExitInterrupted;
   return controller.model().phase() == SweepPhase::kFailed ? kExitFailed : 0;
@@ -343,10 +385,15 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.05, 60.0))
       ->capture_default_str();
 
+  run_cmd->add_option("--pool", run.pool,
+                      "BudgetPool file (YAML or JSON) whose GPU-hours this sweep shares with the "
+                      "other local sweeps run with it; its ledger and lock lie beside it");
+
   std::string validate_file;
-  CLI::App* validate_cmd =
-      app.add_subcommand("validate", "Check a BudgetSweep file; exit 2 listing every problem");
-  validate_cmd->add_option("FILE", validate_file, "BudgetSweep YAML or JSON file")->required();
+  CLI::App* validate_cmd = app.add_subcommand(
+      "validate", "Check a BudgetSweep or BudgetPool file; exit 2 listing every problem");
+  validate_cmd->add_option("FILE", validate_file, "BudgetSweep or BudgetPool YAML or JSON file")
+      ->required();
 
   bsw::ReportOptions report;
   CLI::App* report_cmd = app.add_subcommand(

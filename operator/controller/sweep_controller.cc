@@ -76,7 +76,9 @@ StatusOr<Plan> SweepController::Pass() {
   for (auto& [name, m] : live) live_[name] = m;
 
   if (Status s = Record(NewRungValues(model_, observed, now)); !s.ok()) return s;
-  Plan plan = ComputePlan(model_, observed, ledger_, now, options_);
+  StatusOr<Plan> decided = Decide(observed, now);
+  if (!decided.ok()) return decided.status();
+  Plan& plan = *decided;
   if (Status s = Record(plan.events); !s.ok()) return s;
   for (const Action& a : plan.actions) {
     if (Status s = Carry(a); !s.ok()) return s;
@@ -99,6 +101,28 @@ StatusOr<Plan> SweepController::Pass() {
     return EndRecorded(stop.first, stop.second);
   });
   conditions_ = MergeConditions(conditions_, plan.conditions, now, model_.spec().generation);
+  return plan;
+}
+
+StatusOr<Plan> SweepController::Decide(const Observed& observed, double now) {
+  if (gate_ == nullptr) return ComputePlan(model_, observed, ledger_, now, options_);
+  double held = ledger_.used() + ledger_.reserved();
+  StatusOr<PoolCap> cap = gate_->Acquire(held);
+  if (!cap.ok()) return cap.status();
+  Ledger capped = ledger_;
+  capped.Limit(cap->cap_device_seconds, cap->limit, cap->waits);
+  Plan plan = ComputePlan(model_, observed, capped, now, options_);
+  // Before the plan is journaled, so that no crash leaves a launch the pool does not count; a
+  // deadline the plan moves earlier is released only once it was moved.
+  PoolAccount account{.sweep = model_.spec().name, .used_device_seconds = ledger_.used()};
+  account.reserved_device_seconds = std::max(held, plan.held_device_seconds) - ledger_.used();
+  account.active = !model_.finished() &&
+                   std::none_of(plan.events.begin(), plan.events.end(), [](const Event& e) {
+                     return std::holds_alternative<event::SweepFinished>(e);
+                   });
+  account.starved = std::any_of(plan.denials.begin(), plan.denials.end(),
+                                [](const Denial& d) { return d.waits; });
+  if (Status s = gate_->Commit(account); !s.ok()) return s;
   return plan;
 }
 
@@ -223,6 +247,16 @@ Status SweepController::Refresh() {
   if (!segments.ok()) return segments.status();
   ledger_.Observe(*segments, clock_->NowUnixSeconds());
   return OkStatus();
+}
+
+Status SweepController::SettleGate() {
+  if (gate_ == nullptr) return OkStatus();
+  StatusOr<PoolCap> cap = gate_->Acquire(ledger_.used() + ledger_.reserved());
+  if (!cap.ok()) return cap.status();
+  PoolAccount account{.sweep = model_.spec().name, .used_device_seconds = ledger_.used()};
+  account.reserved_device_seconds = ledger_.reserved();
+  account.active = false;
+  return gate_->Commit(account);
 }
 
 Status SweepController::Interrupt() {

@@ -13,6 +13,7 @@
 #include "operator/core/ledger.h"
 #include "operator/core/planner.h"
 #include "operator/core/sweep_model.h"
+#include "operator/ports/budget_gate.h"
 #include "operator/ports/clock.h"
 #include "operator/ports/event_log.h"
 #include "operator/ports/metric_source.h"
@@ -31,6 +32,10 @@ class SweepController {
                   EventLog* log, const Clock* clock, PlannerOptions options = {},
                   MetricReadOptions metric_reads = {});
 
+  // Makes every pass admit within `gate`'s cap too (a shared BudgetPool), and record there what
+  // the sweep holds before any segment it admitted starts. REQUIRES: `gate` outlives this.
+  void SetBudgetGate(BudgetGate* gate) { gate_ = gate; }
+
   // Rebuilds the model from the event log. Call once, before the first Pass.
   Status Recover();
 
@@ -43,6 +48,10 @@ class SweepController {
 
   // Refreshes the ledger from the backend without deciding anything.
   bsw::Status Refresh();
+
+  // Records in the budget gate what the sweep holds by the last Refresh, as a sweep no run
+  // drives: after Interrupt, so that the pool gets back what the stopped segments did not use.
+  bsw::Status SettleGate();
 
   // Whether every segment the backend knows of has ended.
   StatusOr<bool> AllSegmentsEnded();
@@ -63,6 +72,9 @@ class SweepController {
 
  private:
   bsw::Status Record(const std::vector<Event>& events);
+  // ComputePlan within the budget gate's cap, and what the sweep holds after it committed to the
+  // gate (when there is one).
+  StatusOr<Plan> Decide(const Observed& observed, double now);
   // What the backend lists plus the recorded charge of ended segments (trials' and probe runs')
   // it no longer lists.
   StatusOr<std::vector<SegmentStatus>> ChargedSegments();
@@ -90,6 +102,7 @@ class SweepController {
   SweepModel model_;
   Ledger ledger_;
   TrialBackend* backend_;
+  BudgetGate* gate_ = nullptr;
   EventLog* log_;
   const Clock* clock_;
   PlannerOptions options_;

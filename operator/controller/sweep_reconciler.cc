@@ -209,6 +209,11 @@ Status SweepReconciler::Reconcile(const std::string& key) {
   // which an edit that fixes the error is checked against.
   StatusOr<SweepSpec> spec = ParseSweep(*sweep);
   if (!spec.ok()) return ReportInvalid(*sweep, spec.status().message());
+  // Only `budgetsweep run --pool` enforces a BudgetPool so far: a pooled sweep is refused rather
+  // than run without its pool.
+  if (!spec->pool_name.empty()) {
+    return ReportInvalid(*sweep, std::string(kPoolRefUnsupported));
+  }
   // A new generation of a sweep this process runs takes effect in its editable fields only. One
   // that changes an immutable field (the CRD's transition rules bypassed, or an object written
   // before them) would re-decide the recorded history: it is refused, and the sweep waits for the

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include "operator/adapters/kube/client.h"
 #include "operator/adapters/kube/events.h"
@@ -20,6 +21,12 @@
 #include "operator/ports/metric_source.h"
 
 namespace bsw {
+
+// The InvalidSpec message of a sweep with spec.budget.poolRef, which the operator does not
+// enforce yet.
+inline constexpr std::string_view kPoolRefUnsupported =
+    "spec.budget.poolRef: the operator does not enforce BudgetPools yet (budgetsweep run --pool "
+    "does); remove poolRef to run this sweep on the cluster";
 
 struct ReconcilerOptions {
   std::string ns;               // the namespace to serve; empty: all

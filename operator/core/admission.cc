@@ -161,10 +161,12 @@ event::SweepFinished Finish::ToEvent(double now) const {
 std::optional<Finish> FinishOf(const SweepModel& model, int occupied,
                                const std::vector<Denial>& denials) {
   if (occupied > 0) return std::nullopt;
-  if (!denials.empty()) {
-    return Finish{SweepPhase::kBudgetExhausted, Reason::kBudgetExhausted,
-                  denials.front().Message()};
+  auto final_denial =
+      std::find_if(denials.begin(), denials.end(), [](const Denial& d) { return !d.waits; });
+  if (final_denial != denials.end()) {
+    return Finish{SweepPhase::kBudgetExhausted, Reason::kBudgetExhausted, final_denial->Message()};
   }
+  if (!denials.empty()) return std::nullopt;  // waits for the pool's other sweeps
   bool more_trials = CanCreate(model, model.trial_count());
   bool more_promotions = Pausing(model.spec()) && !model.scheduler().Candidates(1).empty();
   if (more_trials || more_promotions) return std::nullopt;

@@ -431,6 +431,14 @@ void ParseSpec(const json& body, std::vector<std::string>* errors, SweepSpec* sp
         b.Error("gpuHours", "must be greater than 0, got " + budget->at("gpuHours").dump());
       spec->budget_gpu_hours = *h;
     }
+    if (const json* ref = b.Object("poolRef", false)) {
+      Fields r(*ref, "spec.budget.poolRef", errors);
+      if (std::optional<std::string> name = r.String("name", true)) {
+        if (!IsDnsLabel(*name, 253)) r.Error("name", "must be a BudgetPool's name");
+        spec->pool_name = *name;
+      }
+      r.Finish();
+    }
     b.Finish();
   }
 
@@ -562,6 +570,25 @@ void ParseSpec(const json& body, std::vector<std::string>* errors, SweepSpec* sp
   f.Finish();
 }
 
+// The apiVersion and kind of a top-level object, which must be kApiVersion and `kind`.
+void CheckTypeMeta(Fields& top, const char* kind) {
+  std::optional<std::string> api_version = top.String("apiVersion", true);
+  if (api_version && *api_version != kApiVersion) {
+    top.Error("apiVersion",
+              std::string("must be ") + kApiVersion + ", got \"" + *api_version + "\"");
+  }
+  std::optional<std::string> found = top.String("kind", true);
+  if (found && *found != kind) top.Error("kind", std::string("must be ") + kind);
+}
+
+// OK, or InvalidArgument listing `errors` one per line.
+Status ErrorsStatus(const std::vector<std::string>& errors) {
+  if (errors.empty()) return OkStatus();
+  std::ostringstream out;
+  for (size_t i = 0; i < errors.size(); ++i) out << (i ? "\n" : "") << errors[i];
+  return InvalidArgumentError(out.str());
+}
+
 }  // namespace
 
 StatusOr<SweepSpec> ParseSweep(const nlohmann::json& object) {
@@ -572,13 +599,7 @@ StatusOr<SweepSpec> ParseSweep(const nlohmann::json& object) {
                                 Fields::Describe(object));
   }
   Fields top(object, "", &errors);
-  std::optional<std::string> api_version = top.String("apiVersion", true);
-  if (api_version && *api_version != kApiVersion) {
-    top.Error("apiVersion",
-              std::string("must be ") + kApiVersion + ", got \"" + *api_version + "\"");
-  }
-  std::optional<std::string> kind = top.String("kind", true);
-  if (kind && *kind != kKind) top.Error("kind", std::string("must be ") + kKind);
+  CheckTypeMeta(top, kKind);
   if (const json* metadata = top.Object("metadata", true)) {
     Fields m(*metadata, "metadata", &errors);
     if (std::optional<std::string> name = m.String("name", true)) {
@@ -605,12 +626,48 @@ StatusOr<SweepSpec> ParseSweep(const nlohmann::json& object) {
   top.Has("status");
   top.Finish();
 
-  if (!errors.empty()) {
-    std::ostringstream out;
-    for (size_t i = 0; i < errors.size(); ++i) out << (i ? "\n" : "") << errors[i];
-    return InvalidArgumentError(out.str());
-  }
+  if (Status s = ErrorsStatus(errors); !s.ok()) return s;
   return spec;
+}
+
+StatusOr<PoolSpec> ParsePool(const nlohmann::json& object) {
+  std::vector<std::string> errors;
+  PoolSpec pool;
+  if (!object.is_object()) {
+    return InvalidArgumentError("(document): must be a BudgetPool object, got " +
+                                Fields::Describe(object));
+  }
+  Fields top(object, "", &errors);
+  CheckTypeMeta(top, kPoolKind);
+  if (const json* metadata = top.Object("metadata", true)) {
+    Fields m(*metadata, "metadata", &errors);
+    if (std::optional<std::string> name = m.String("name", true)) {
+      if (!IsDnsLabel(*name, 253)) m.Error("name", "must be a DNS label, got \"" + *name + "\"");
+      pool.name = *name;
+    }
+    for (const char* key : {"namespace", "labels", "annotations"}) m.Has(key);
+    m.Finish();
+  }
+  if (const json* body = top.Object("spec", true)) {
+    Fields f(*body, "spec", &errors);
+    if (std::optional<double> h = f.Number("gpuHours", true)) {
+      if (*h <= 0)
+        f.Error("gpuHours", "must be greater than 0, got " + body->at("gpuHours").dump());
+      pool.gpu_hours = *h;
+    }
+    if (std::optional<double> h = f.Number("maxPerSweepGpuHours", false)) {
+      if (*h <= 0) {
+        f.Error("maxPerSweepGpuHours",
+                "must be greater than 0, got " + body->at("maxPerSweepGpuHours").dump());
+      }
+      pool.max_per_sweep_gpu_hours = *h;
+    }
+    f.Finish();
+  }
+  top.Has("status");
+  top.Finish();
+  if (Status s = ErrorsStatus(errors); !s.ok()) return s;
+  return pool;
 }
 
 bool IsDnsLabel(std::string_view name, size_t max_length) {

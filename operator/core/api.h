@@ -9,11 +9,13 @@
 
 #include "base/status.h"
 #include "nlohmann/json.hpp"
+#include "operator/core/pool.h"
 
 namespace bsw {
 
 inline constexpr const char* kApiVersion = "budgetsweep.dev/v1alpha1";
 inline constexpr const char* kKind = "BudgetSweep";
+inline constexpr const char* kPoolKind = "BudgetPool";
 
 enum class Goal { kMaximize, kMinimize };
 enum class Algorithm { kAsha, kRandom, kGrid, kHyperband };
@@ -68,6 +70,7 @@ struct SweepSpec {
   std::string namespace_name;
   int64_t generation = 0;
   double budget_gpu_hours = 0;
+  std::string pool_name;  // spec.budget.poolRef.name; empty: no pool
   std::string objective_metric;
   Goal goal = Goal::kMaximize;
   std::string resource_unit = "epochs";
@@ -96,6 +99,9 @@ struct SweepSpec {
 // On failure the InvalidArgument message lists every problem, one per line, as "path: message";
 // unknown fields are errors.
 StatusOr<SweepSpec> ParseSweep(const nlohmann::json& object);
+
+// Reads and validates a BudgetPool object the same way.
+StatusOr<PoolSpec> ParsePool(const nlohmann::json& object);
 
 // Whether `name` is an RFC 1123 DNS label of at most `max_length` characters: lower-case letters,
 // digits and '-', starting and ending with a letter or digit.

@@ -184,7 +184,8 @@ struct Finish {
   event::SweepFinished ToEvent(double now) const;
 };
 // Whether a sweep with `occupied` slots taken and `denials` in this pass is over: nothing runs,
-// and the budget refused (BudgetExhausted) or nothing is left to run (Completed).
+// and the budget refused (BudgetExhausted) or nothing is left to run (Completed). Denials that
+// wait (a pool's fair share) do not end it.
 std::optional<Finish> FinishOf(const SweepModel& model, int occupied,
                                const std::vector<Denial>& denials);
 // Failed when spec.maxFailedTrials trials failed.

@@ -36,7 +36,17 @@ std::optional<Denial> Ledger::Admit(double requested) {
     reserved_ += requested;
     return std::nullopt;
   }
-  return Denial{ReasonName(Reason::kBudgetExhausted), requested, remaining()};
+  Denial denial{limit_.empty() ? ReasonName(Reason::kBudgetExhausted) : limit_, requested,
+                remaining()};
+  denial.waits = waits_;
+  return denial;
+}
+
+void Ledger::Limit(double cap, const std::string& limit, bool waits) {
+  if (cap >= budget_) return;
+  budget_ = cap;
+  limit_ = limit;
+  waits_ = waits;
 }
 
 void Ledger::Release(double device_seconds) {

@@ -15,6 +15,9 @@ struct Denial {
   std::string reason;  // CamelCase, e.g. BudgetExhausted
   double requested_device_seconds = 0;
   double remaining_device_seconds = 0;
+  // A shared pool's fair share refused it: the sweep waits for the pool's other sweeps rather
+  // than ending (PoolCap::waits).
+  bool waits = false;
   std::string Message() const;
 };
 
@@ -34,6 +37,14 @@ class Ledger {
   // (so several admissions in one pass cannot overcommit); otherwise returns the denial.
   std::optional<Denial> Admit(double requested_device_seconds);
 
+  // Lowers the budget to `cap_device_seconds` when that is smaller, for this pass (a shared
+  // pool's cap): a request beyond it is denied for `limit`, waiting if `waits`.
+  void Limit(double cap_device_seconds, const std::string& limit, bool waits);
+
+  // Counts a reservation admitted earlier that Observe did not see (a journaled launch the
+  // backend does not list yet).
+  void Hold(double device_seconds) { reserved_ += device_seconds; }
+
   // Gives back part of a reservation (a deadline moved earlier).
   void Release(double device_seconds);
 
@@ -44,6 +55,8 @@ class Ledger {
 
  private:
   double budget_;
+  std::string limit_;  // empty: the sweep's own budget, BudgetExhausted
+  bool waits_ = false;
   double used_ = 0;
   double reserved_ = 0;
 };

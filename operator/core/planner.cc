@@ -115,6 +115,7 @@ Plan ComputePlan(const SweepModel& model, const Observed& observed, const Ledger
   plan.actions = std::move(pass.part.actions);
   plan.denials = std::move(pass.part.denials);
   plan.unknown = std::move(pass.part.unknown);
+  plan.held_device_seconds = pass.ledger.used() + pass.ledger.reserved();
   PassSummary summary{pass.finish, pass.decided, pass.part.occupied, plan.denials, plan.unknown};
   plan.conditions = Conditions(in, pass.ledger, summary);
   return plan;

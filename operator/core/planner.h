@@ -72,6 +72,9 @@ struct Plan {
   // Running trials whose metrics are Unknown in this pass: no answer, or a passed rung without
   // its value. The controller remembers since when and passes it back in Observed::unknown_since.
   std::vector<std::string> unknown;
+  // Device-seconds the sweep holds once the plan is carried out: used + reserved after its
+  // admissions and releases (what a shared pool records before any segment starts).
+  double held_device_seconds = 0;
 };
 
 // Tunables of the planner, with the defaults the product uses.

@@ -83,6 +83,7 @@ std::vector<std::string> ChangedImmutableFields(const SweepSpec& started, const 
   const SweepSpec& a = started;
   const SweepSpec& b = edited;
   Differences d;
+  d.Compare("spec.budget.poolRef.name", a.pool_name, b.pool_name);
   d.Compare("spec.objective.metric", a.objective_metric, b.objective_metric);
   d.Compare("spec.objective.goal", a.goal, b.goal);
   d.Compare("spec.resource.unit", a.resource_unit, b.resource_unit);

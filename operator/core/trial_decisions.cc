@@ -52,7 +52,8 @@ Admitted LaunchWaiting(const PlanInput& in, const Trial& t, const Ledger& ledger
   int next = t.segments.empty() ? 0 : t.segments.back().number + 1;
   double until = t.segments.empty() ? FirstUntil(in.model, t.index) : t.segments.back().until;
   Admitted launch = Launch(in, ledger, t.index, next, t.progress(), until, free_slots);
-  if (launch.part.events.empty()) {
+  // A pool's fair share refused it: it waits, launched on a later pass.
+  if (launch.part.events.empty() && !launch.part.denials.front().waits) {
     event::TrialStopped e{.at = in.now, .trial = t.index};
     e.reason = ReasonName(Reason::kBudgetExhausted);
     e.message = launch.part.denials.front().Message();
@@ -97,7 +98,12 @@ Admitted ReconcileTrial(const PlanInput& in, const Trial& t, const Ledger& ledge
   }
   const SegmentRecord& seg = t.segments.back();
   const SegmentStatus* st = in.observed.Segment(t.name, seg.number);
-  if (st == nullptr) return {UnseenSegment(in, t, seg), ledger};
+  if (st == nullptr) {
+    // Journaled, so admitted, but not started yet: it still holds what it was admitted for.
+    Ledger held = ledger;
+    held.Hold(ChargedDevices(in.spec().trial_gpus) * std::max(0.0, seg.deadline - in.now));
+    return {UnseenSegment(in, t, seg), held};
+  }
   if (st->state == SegmentState::kSucceeded || st->state == SegmentState::kFailed) {
     Part part;
     part.events.push_back(SegmentEndEvent(in, t, seg, *st));

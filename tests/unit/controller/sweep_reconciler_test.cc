@@ -185,7 +185,7 @@ class SweepReconcilerTest : public ::testing::Test {
   void TearDown() override { StopOperator(); }
 
   // A sweep of four trials, two at a time, under ASHA from 1 to 9 units.
-  void CreateSweep() {
+  void CreateSweep(const std::function<void(Json&)>& edit = nullptr) {
     Json sweep = testing::ValidSweepJson();
     sweep["metadata"] = {{"name", kSweep}, {"namespace", kNs}, {"generation", 1}};
     sweep["spec"]["resource"] = {
@@ -193,6 +193,7 @@ class SweepReconcilerTest : public ::testing::Test {
     sweep["spec"]["parallelism"] = 2;
     sweep["spec"]["maxTrials"] = 4;
     sweep["spec"]["budget"]["gpuHours"] = 1;
+    if (edit) edit(sweep);
     ASSERT_TRUE(client_->Create(kube::kBudgetSweeps, kNs, sweep).ok());
   }
 
@@ -305,6 +306,17 @@ TEST_F(SweepReconcilerTest, RunsASweepToItsEndAndReleasesEveryPod) {
   EXPECT_THAT(reasons, ::testing::Contains("TrialStarted"));
   EXPECT_EQ(reasons.back(), "SweepCompleted");
   EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "SweepCompleted"), 1);
+}
+
+TEST_F(SweepReconcilerTest, ASweepOnABudgetPoolIsRefusedRatherThanRunWithoutIt) {
+  CreateSweep([](Json& sweep) { sweep["spec"]["budget"]["poolRef"] = {{"name", "team-a"}}; });
+  StartOperator();
+  ASSERT_TRUE(StepUntil([&] { return Phase() == "Failed"; })) << Status().dump(2);
+  Json conditions = Status()["conditions"];
+  ASSERT_EQ(conditions.size(), 1u) << conditions.dump(2);
+  EXPECT_EQ(conditions[0]["type"], "InvalidSpec");
+  EXPECT_EQ(conditions[0]["message"], std::string(kPoolRefUnsupported));
+  EXPECT_TRUE(Requests("POST", kPodsPath).empty()) << "a pooled sweep started a pod";
 }
 
 TEST_F(SweepReconcilerTest, AConflictOnTheStatusWriteIsRetried) {

@@ -36,6 +36,7 @@ json FullSweep() {
   json& spec = sweep["spec"];
   spec["scheduler"]["sampler"] = "random";
   spec["maxFailedTrials"] = 3;
+  spec["budget"]["poolRef"] = {{"name", "team-a"}};
   // The probe phase sets --batch-size: a probed flag is not searched too.
   spec["searchSpace"].erase("batch-size");
   spec["searchSpace"]["optimizer"] = {{"type", "choice"}, {"values", {"adamw", "sgd"}}};

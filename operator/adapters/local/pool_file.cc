@@ -1,0 +1,164 @@
+#include "operator/adapters/local/pool_file.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "nlohmann/json.hpp"
+#include "operator/adapters/local/atomic_file.h"
+#include "operator/adapters/yaml/sweep_file.h"
+#include "operator/core/api.h"
+
+namespace bsw::local {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr const char* kRunnerLock = "runner.lock";
+
+std::string ErrnoText(const std::string& what, const std::string& path) {
+  return what + " " + path + ": " + std::strerror(errno);
+}
+
+// Whether a runner holds the runner lock of state directory `dir`.
+bool RunnerAlive(const std::string& dir) {
+  int fd = open((fs::path(dir) / kRunnerLock).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool alive = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  close(fd);  // drops the shared lock if it took one
+  return alive;
+}
+
+json AccountJson(const PoolAccount& a) {
+  return {{"sweep", a.sweep},
+          {"usedDeviceSeconds", a.used_device_seconds},
+          {"reservedDeviceSeconds", a.reserved_device_seconds},
+          {"active", a.active},
+          {"starved", a.starved}};
+}
+
+StatusOr<PoolAccounts> ParseLedger(const std::string& text, const std::string& path) {
+  json doc = json::parse(text, nullptr, false);
+  if (!doc.is_object() || !doc.contains("sweeps") || !doc["sweeps"].is_object()) {
+    return InvalidArgumentError(path + ": not a pool ledger (an object with \"sweeps\")");
+  }
+  PoolAccounts accounts;
+  for (const auto& [key, a] : doc["sweeps"].items()) {
+    bool valid = a.is_object() && a.value("sweep", json()).is_string() &&
+                 a.value("usedDeviceSeconds", json()).is_number() &&
+                 a.value("reservedDeviceSeconds", json()).is_number() &&
+                 a.value("active", json()).is_boolean() && a.value("starved", json()).is_boolean();
+    if (!valid) return InvalidArgumentError(path + ": sweeps." + key + ": not a sweep's account");
+    accounts[key] = PoolAccount{a["sweep"].get<std::string>(), a["usedDeviceSeconds"].get<double>(),
+                                a["reservedDeviceSeconds"].get<double>(), a["active"].get<bool>(),
+                                a["starved"].get<bool>()};
+  }
+  return accounts;
+}
+
+// fsyncs directory `dir`, so that a rename into it survives a power loss.
+Status SyncDirectory(const fs::path& dir) {
+  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return InternalError(ErrnoText("cannot open", dir.string()));
+  int rc = fsync(fd);
+  close(fd);
+  return rc == 0 ? OkStatus() : InternalError(ErrnoText("cannot sync", dir.string()));
+}
+
+}  // namespace
+
+StatusOr<PoolSpec> ReadPoolFile(const std::string& path) {
+  StatusOr<json> doc = ReadSweepFile(path);
+  if (!doc.ok()) return doc.status();
+  StatusOr<PoolSpec> spec = ParsePool(*doc);
+  if (!spec.ok()) {
+    return InvalidArgumentError(path + " is not a valid BudgetPool:\n" + spec.status().message());
+  }
+  return spec;
+}
+
+StatusOr<std::unique_ptr<PoolFile>> PoolFile::Open(const std::string& path,
+                                                   const std::string& sweep_name,
+                                                   const std::string& pool_ref,
+                                                   const std::string& state_dir) {
+  StatusOr<PoolSpec> spec = ReadPoolFile(path);
+  if (!spec.ok()) return spec.status();
+  if (!pool_ref.empty() && pool_ref != spec->name) {
+    return InvalidArgumentError("--pool " + path + ": the pool is \"" + spec->name +
+                                "\", but spec.budget.poolRef.name of sweep \"" + sweep_name +
+                                "\" is \"" + pool_ref + "\"");
+  }
+  std::string lock_path = path + ".lock";
+  int lock_fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd < 0) return InvalidArgumentError(ErrnoText("--pool: cannot open", lock_path));
+  std::error_code ec;
+  fs::path dir = fs::canonical(state_dir, ec);
+  if (ec) {
+    close(lock_fd);
+    return InvalidArgumentError("--state-dir " + state_dir + ": " + ec.message());
+  }
+  std::string runner_path = (dir / kRunnerLock).string();
+  int runner_fd = open(runner_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (runner_fd < 0 || flock(runner_fd, LOCK_EX | LOCK_NB) != 0) {
+    Status error = errno == EWOULDBLOCK
+                       ? InvalidArgumentError("--state-dir " + state_dir +
+                                              ": another budgetsweep run is running this sweep")
+                       : InternalError(ErrnoText("cannot lock", runner_path));
+    if (runner_fd >= 0) close(runner_fd);
+    close(lock_fd);
+    return error;
+  }
+  std::unique_ptr<PoolFile> pool(new PoolFile(path, dir.string(), lock_fd, runner_fd));
+  pool->spec_ = *spec;
+  return pool;
+}
+
+PoolFile::PoolFile(std::string path, std::string key, int lock_fd, int runner_fd)
+    : path_(std::move(path)), key_(std::move(key)), lock_fd_(lock_fd), runner_fd_(runner_fd) {}
+
+PoolFile::~PoolFile() {
+  close(lock_fd_);
+  close(runner_fd_);
+}
+
+void PoolFile::Unlock() { flock(lock_fd_, LOCK_UN); }
+
+StatusOr<PoolCap> PoolFile::Acquire(double held) {
+  while (flock(lock_fd_, LOCK_EX) != 0) {
+    if (errno != EINTR) return InternalError(ErrnoText("cannot lock", path_ + ".lock"));
+  }
+  StatusOr<PoolSpec> spec = ReadPoolFile(path_);
+  std::string ledger_path = path_ + ".ledger.json";
+  StatusOr<std::string> text = ReadFile(ledger_path);
+  StatusOr<PoolAccounts> accounts = text.status().code() == StatusCode::kNotFound ? PoolAccounts{}
+                                    : text.ok() ? ParseLedger(*text, ledger_path)
+                                                : StatusOr<PoolAccounts>(text.status());
+  if (!spec.ok() || !accounts.ok()) {
+    Unlock();
+    return spec.ok() ? accounts.status() : spec.status();
+  }
+  spec_ = *spec;
+  accounts_ = std::move(*accounts);
+  for (auto& [key, account] : accounts_) {
+    if (key != key_ && account.active && !RunnerAlive(key)) account.active = false;
+  }
+  return CapOf(spec_, accounts_, key_, held);
+}
+
+Status PoolFile::Commit(const PoolAccount& account) {
+  accounts_[key_] = account;
+  json doc = {{"pool", spec_.name}, {"sweeps", json::object()}};
+  for (const auto& [key, a] : accounts_) doc["sweeps"][key] = AccountJson(a);
+  fs::path ledger_path = path_ + ".ledger.json";
+  Status written = WriteFileAtomically(ledger_path, doc.dump(2) + "\n");
+  if (written.ok()) written = SyncDirectory(fs::absolute(ledger_path).parent_path());
+  Unlock();
+  return written;
+}
+
+}  // namespace bsw::local

@@ -1,0 +1,140 @@
+// local::PoolFile against the real file system and real processes: accounts survive in the
+// ledger, a live run is told apart from one killed with kill -9, and bad files are named.
+#include "operator/adapters/local/pool_file.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace bsw::local {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+class PoolFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/bsw-pool-test.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    pool_ = (dir_ / "pool.yaml").string();
+    WritePool("1");
+  }
+  void WritePool(const std::string& gpu_hours) {
+    Write(pool_,
+          "apiVersion: budgetsweep.dev/v1alpha1\nkind: BudgetPool\nmetadata: {name: team}\n"
+          "spec: {gpuHours: " +
+              gpu_hours + "}\n");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  static void Write(const std::string& path, const std::string& text) {
+    std::ofstream(path) << text;
+  }
+  std::string StateDir(const std::string& name) {
+    fs::create_directories(dir_ / name);
+    return (dir_ / name).string();
+  }
+  std::unique_ptr<PoolFile> Open(const std::string& sweep) {
+    StatusOr<std::unique_ptr<PoolFile>> pool = PoolFile::Open(pool_, sweep, "", StateDir(sweep));
+    EXPECT_TRUE(pool.ok()) << pool.status().message();
+    return pool.ok() ? std::move(*pool) : nullptr;
+  }
+  // Takes the gate as `pool`'s sweep holding nothing, and commits `reserved` device-seconds.
+  static PoolCap Reserve(PoolFile& pool, const std::string& sweep, double reserved) {
+    StatusOr<PoolCap> cap = pool.Acquire(0);
+    EXPECT_TRUE(cap.ok()) << cap.status().message();
+    PoolAccount account{.sweep = sweep, .reserved_device_seconds = reserved};
+    EXPECT_TRUE(pool.Commit(account).ok());
+    return cap.ok() ? *cap : PoolCap{};
+  }
+
+  fs::path dir_;
+  std::string pool_;
+};
+
+TEST_F(PoolFileTest, ALiveRunsReservationIsKeptAndItsPartKeptForIt) {
+  std::unique_ptr<PoolFile> a = Open("a");
+  std::unique_ptr<PoolFile> b = Open("b");
+  ASSERT_TRUE(a && b);
+  EXPECT_DOUBLE_EQ(Reserve(*a, "a", 1000).cap_device_seconds, 3600);  // alone: the whole pool
+  // b sees a's reservation and its part (half of the pool, 1800) of which a has 800 left.
+  PoolCap cap = Reserve(*b, "b", 0);
+  EXPECT_DOUBLE_EQ(cap.cap_device_seconds, 3600 - 1000 - 800);
+  EXPECT_EQ(cap.limit, "PoolFairShare");
+  EXPECT_EQ(b->accounts().at(fs::canonical(dir_ / "a").string()).held(), 1000);
+}
+
+TEST_F(PoolFileTest, ARunKilledWithKillDashNineStaysChargedButTakesNoPart) {
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  std::string state = StateDir("killed");
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    StatusOr<std::unique_ptr<PoolFile>> pool = PoolFile::Open(pool_, "killed", "", state);
+    if (!pool.ok() || !(*pool)->Acquire(0).ok()) _exit(1);
+    if (!(*pool)->Commit(PoolAccount{.sweep = "killed", .reserved_device_seconds = 600}).ok())
+      _exit(1);
+    if (write(ready[1], "x", 1) != 1) _exit(1);
+    pause();
+    _exit(0);
+  }
+  char byte;
+  ASSERT_EQ(read(ready[0], &byte, 1), 1);
+  std::unique_ptr<PoolFile> b = Open("b");
+  ASSERT_TRUE(b);
+  // Alive: its part (1800, of which it holds 600) is kept for it.
+  EXPECT_DOUBLE_EQ(Reserve(*b, "b", 0).cap_device_seconds, 3600 - 600 - 1200);
+  // A second run of the same sweep is refused while the first lives.
+  StatusOr<std::unique_ptr<PoolFile>> twice = PoolFile::Open(pool_, "killed", "", state);
+  EXPECT_THAT(twice.status().message(), HasSubstr("another budgetsweep run is running"));
+
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  close(ready[0]);
+  close(ready[1]);
+  // Dead: its reservation stays charged, but nothing is kept for it.
+  EXPECT_DOUBLE_EQ(Reserve(*b, "b", 0).cap_device_seconds, 3600 - 600);
+  EXPECT_FALSE(b->accounts().at(fs::canonical(state).string()).active);
+  // Resumed: the new run settles the account to what the sweep holds.
+  StatusOr<std::unique_ptr<PoolFile>> resumed = PoolFile::Open(pool_, "killed", "", state);
+  ASSERT_TRUE(resumed.ok()) << resumed.status().message();
+  ASSERT_TRUE((*resumed)->Acquire(250).ok());
+  ASSERT_TRUE((*resumed)->Commit(PoolAccount{.sweep = "killed", .used_device_seconds = 250}).ok());
+  EXPECT_DOUBLE_EQ(PoolHeld((*resumed)->accounts()), 250);
+}
+
+TEST_F(PoolFileTest, BadFilesAreNamed) {
+  WritePool("0");
+  StatusOr<std::unique_ptr<PoolFile>> bad = PoolFile::Open(pool_, "a", "", StateDir("a"));
+  EXPECT_THAT(bad.status().message(), HasSubstr(pool_ + " is not a valid BudgetPool"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("spec.gpuHours: must be greater than 0, got 0"));
+
+  WritePool("1");
+  StatusOr<std::unique_ptr<PoolFile>> other = PoolFile::Open(pool_, "a", "team-b", StateDir("a"));
+  EXPECT_THAT(other.status().message(),
+              HasSubstr("the pool is \"team\", but spec.budget.poolRef.name of sweep \"a\" is "
+                        "\"team-b\""));
+
+  std::unique_ptr<PoolFile> a = Open("a");
+  ASSERT_TRUE(a);
+  Write(pool_ + ".ledger.json", "{\"sweeps\": {\"x\": {\"sweep\": 1}}}");
+  StatusOr<PoolCap> cap = a->Acquire(0);
+  EXPECT_THAT(cap.status().message(),
+              HasSubstr(pool_ + ".ledger.json: sweeps.x: not a sweep's account"));
+  // The gate was given back: a fixed ledger is read at once.
+  fs::remove(pool_ + ".ledger.json");
+  EXPECT_TRUE(a->Acquire(0).ok());
+  EXPECT_TRUE(a->Commit(PoolAccount{.sweep = "a"}).ok());
+}
+
+}  // namespace
+}  // namespace bsw::local

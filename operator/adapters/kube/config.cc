@@ -6,19 +6,11 @@
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+
+#include "base/read_file.h"
 
 namespace bsw::kube {
 namespace {
-
-StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return InvalidArgumentError("cannot read " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 std::string Resolve(const std::filesystem::path& dir, const std::string& path) {
   std::filesystem::path p(path);
@@ -50,7 +42,7 @@ StatusOr<std::string> PemField(const YAML::Node& node, const std::string& key,
   }
   std::string path = Scalar(node, key.c_str());
   if (path.empty()) return std::string();
-  return ReadFile(Resolve(dir, path));
+  return ReadSmallFile(Resolve(dir, path));
 }
 
 StatusOr<KubeConfig> ParseKubeconfig(const YAML::Node& root, const std::filesystem::path& dir,
@@ -143,7 +135,7 @@ StatusOr<std::string> Base64Decode(const std::string& text) {
 }
 
 StatusOr<KubeConfig> LoadKubeconfig(const std::string& path, const std::string& context) {
-  StatusOr<std::string> text = ReadFile(path);
+  StatusOr<std::string> text = ReadSmallFile(path);
   if (!text.ok()) return text.status();
   try {
     YAML::Node root = YAML::Load(*text);
@@ -169,13 +161,13 @@ StatusOr<KubeConfig> LoadInClusterConfig(const std::string& service_account_dir)
   // An IPv6 service address needs brackets in a URL.
   if (host_text.find(':') != std::string::npos) host_text = "[" + host_text + "]";
   config.server = "https://" + host_text + ":" + port;
-  StatusOr<std::string> ca = ReadFile(service_account_dir + "/ca.crt");
+  StatusOr<std::string> ca = ReadSmallFile(service_account_dir + "/ca.crt");
   if (!ca.ok()) return FailedPreconditionError("in-cluster CA: " + ca.status().message());
   config.ca_pem = *ca;
   config.token_file = service_account_dir + "/token";
-  StatusOr<std::string> token = ReadFile(config.token_file);
+  StatusOr<std::string> token = ReadSmallFile(config.token_file);
   if (!token.ok()) return FailedPreconditionError("in-cluster token: " + token.status().message());
-  StatusOr<std::string> ns = ReadFile(service_account_dir + "/namespace");
+  StatusOr<std::string> ns = ReadSmallFile(service_account_dir + "/namespace");
   if (ns.ok() && !Trim(*ns).empty()) config.namespace_name = Trim(*ns);
   return config;
 }

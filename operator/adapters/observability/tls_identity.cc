@@ -11,9 +11,9 @@
 #include <openssl/x509v3.h>
 #include <sys/stat.h>
 
-#include <fstream>
-#include <sstream>
 #include <utility>
+
+#include "base/read_file.h"
 
 namespace bsw::observability {
 namespace {
@@ -56,14 +56,6 @@ std::string ToPem(EVP_PKEY* key) {
   char* data = nullptr;
   long length = BIO_get_mem_data(bio.get(), &data);
   return std::string(data, static_cast<size_t>(length));
-}
-
-StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return InvalidArgumentError("cannot read " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // "inode size mtime" of each file (stat follows the symlinks a Secret volume swaps).
@@ -166,9 +158,9 @@ struct ServingCertificate::Loaded {
 };
 
 StatusOr<TlsIdentity> ReadTlsIdentity(const std::string& cert_file, const std::string& key_file) {
-  StatusOr<std::string> cert = ReadFile(cert_file);
+  StatusOr<std::string> cert = ReadSmallFile(cert_file);
   if (!cert.ok()) return cert.status();
-  StatusOr<std::string> key = ReadFile(key_file);
+  StatusOr<std::string> key = ReadSmallFile(key_file);
   if (!key.ok()) return key.status();
   TlsIdentity identity{*cert, *key};
   StatusOr<std::shared_ptr<const ServingCertificate::Loaded>> loaded =

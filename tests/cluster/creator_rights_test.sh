@@ -121,6 +121,22 @@ event_message() {   # sweep reason -> the message of its Warning event with that
     -o jsonpath='{.items[0].message}'
 }
 
+# The API server loads admission policies in the background: wait until the chart's policy is in
+# force, that is until a server-side dry run of a sweep with a forged creator comes back with the
+# creator replaced (seen to take up to 45 s on a loaded machine).
+forged=""
+for _ in $(seq 1 180); do
+  forged=$(sweep in-force default forged | k create --dry-run=server -f - \
+    -o "jsonpath={.metadata.annotations.budgetsweep\.dev/creator}" 2>/dev/null || true)
+  [ -n "$forged" ] && [ "$forged" != forged ] && break
+  sleep 0.5
+done
+if [ -n "$forged" ] && [ "$forged" != forged ]; then
+  pass "the creator policy is in force (a dry run records '$forged')"
+else
+  fail "the creator policy was not in force within 90 s (a dry run records '$forged')"
+fi
+
 # ---- alice: allowed -------------------------------------------------------------------------------
 if sweep allowed trainer system:admin | k create -f - --as alice >"$TMP/alice.log" 2>&1; then
   pass "alice (edit) creates a sweep whose template runs as ServiceAccount trainer"

@@ -40,6 +40,8 @@ trap cleanup EXIT
 say() { printf '[soak] %s\n' "$*" >&2; }
 
 k apply -f "$ROOT/crds/" >/dev/null
+k wait --for=condition=Established --timeout=60s \
+  crd/budgetsweeps.budgetsweep.dev crd/budgetsweeptrials.budgetsweep.dev >/dev/null
 k create namespace "$NS" >/dev/null
 "$HELM" install "$REL" "$ROOT/charts/budgetsweep" -n "$NS" --wait --timeout 180s \
   --set serviceAccount.tokenExpirationSeconds=600 \

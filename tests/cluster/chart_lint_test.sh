@@ -104,6 +104,8 @@ want = {
   ("budgetsweep.dev", "budgetsweeps/status"): {"get", "update", "patch"},
   ("budgetsweep.dev", "budgetsweeps/finalizers"): {"update"},
   ("budgetsweep.dev", "budgetsweeptrials"): {"get", "list", "watch", "create", "update", "patch", "delete"},
+  ("budgetsweep.dev", "budgetpools"): {"get", "list", "watch"},
+  ("budgetsweep.dev", "budgetpools/status"): {"get", "update", "patch"},
   ("", "pods"): {"get", "list", "watch", "create", "delete", "patch"},
   ("", "events"): {"create", "patch"},
   ("events.k8s.io", "events"): {"create", "patch"},
@@ -191,7 +193,8 @@ print("ok")' "$TMP/plain.yaml" <"$TMP/cert.yaml" 2>&1) || true
   { fail "metrics.secure rendering"; indent <<<"$check"; }
 
 # The users' roles, aggregated into view, edit and admin: reading for viewers, writing sweeps (not
-# trial records, not status) for editors; none with rbac.aggregateClusterRoles=false.
+# trial records, not status, not BudgetPools: a pool is a quota) for editors; none with
+# rbac.aggregateClusterRoles=false.
 render rel ops --set rbac.aggregateClusterRoles=false >"$TMP/no-user-roles.yaml"
 check=$(objects_py '
 off = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
@@ -213,13 +216,15 @@ def grants(role):
     return got
 read = {"get", "list", "watch"}
 assert grants(view) == {("budgetsweep.dev", "budgetsweeps"): read,
-                        ("budgetsweep.dev", "budgetsweeptrials"): read}, grants(view)
+                        ("budgetsweep.dev", "budgetsweeptrials"): read,
+                        ("budgetsweep.dev", "budgetpools"): read}, grants(view)
 assert grants(edit) == {("budgetsweep.dev", "budgetsweeps"): read | {"create", "update", "patch", "delete"},
-                        ("budgetsweep.dev", "budgetsweeptrials"): read}, grants(edit)
+                        ("budgetsweep.dev", "budgetsweeptrials"): read,
+                        ("budgetsweep.dev", "budgetpools"): read}, grants(edit)
 assert not [d for d in off if d["kind"] == "ClusterRole" and
             d["metadata"]["name"].endswith(("-view", "-edit"))], "rbac.aggregateClusterRoles=false"
 print("ok")' "$TMP/no-user-roles.yaml" <"$TMP/ns.yaml" 2>&1) || true
-[ "$check" = ok ] && pass "users' ClusterRoles: view reads sweeps and trials, edit writes sweeps; off on request" ||
+[ "$check" = ok ] && pass "users' ClusterRoles: view reads sweeps, trials and pools, edit writes sweeps only; off on request" ||
   { fail "users' ClusterRoles"; indent <<<"$check"; }
 
 # Pod Security "restricted" on the operator pod, read-only root, probes on the health port.

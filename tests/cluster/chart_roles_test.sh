@@ -5,6 +5,9 @@
 #   - a user bound to view lists sweeps and trial records, and creates no sweep;
 #   - a user bound to edit creates and deletes sweeps, but creates no trial record and does not
 #     patch a sweep's status (both are the operator's);
+#   - a user bound to admin writes sweeps too;
+#   - all three read BudgetPools, and none creates, updates, patches or deletes one (a pool is a
+#     quota, like a ResourceQuota: cluster administrators set it);
 #   - a user bound to nothing does neither.
 # Without KUBECONFIG it skips (exit 77). Builds helm on first use.
 set -euo pipefail
@@ -18,7 +21,7 @@ k() { kubectl --cache-dir="$TMP/kube-cache" --request-timeout=30s "$@"; }
 ID=$(date +%s)-$$
 NS=roles-$ID
 REL=roles-$$
-VIEWER=viewer-$ID EDITOR=editor-$ID NOBODY=nobody-$ID
+VIEWER=viewer-$ID EDITOR=editor-$ID ADMIN=admin-$ID NOBODY=nobody-$ID
 cleanup_cluster() {
   k delete clusterrole -l "app.kubernetes.io/instance=$REL" --ignore-not-found --wait=false \
     >/dev/null 2>&1 || true
@@ -26,15 +29,16 @@ cleanup_cluster() {
 }
 trap 'cleanup_cluster; rm -rf "$TMP"' EXIT
 
-# The CRDs first: `auth can-i` resolves bsw and bswt through discovery.
+# The CRDs first: `auth can-i` resolves bsw, bswt and bsp through discovery.
 k apply -f "$CHART/crds/" >/dev/null
 k wait --for=condition=Established --timeout=60s crd/budgetsweeps.budgetsweep.dev \
-  crd/budgetsweeptrials.budgetsweep.dev >/dev/null
+  crd/budgetsweeptrials.budgetsweep.dev crd/budgetpools.budgetsweep.dev >/dev/null
 k create namespace "$NS" >/dev/null
 render "$REL" "$NS" --show-only templates/aggregated-roles.yaml | k apply -f - >/dev/null
 k create rolebinding viewer -n "$NS" --clusterrole=view --user="$VIEWER" >/dev/null
 k create rolebinding editor -n "$NS" --clusterrole=edit --user="$EDITOR" >/dev/null
-pass "ClusterRoles $REL-budgetsweep-view/-edit applied; $VIEWER bound to view, $EDITOR to edit in $NS"
+k create rolebinding admin -n "$NS" --clusterrole=admin --user="$ADMIN" >/dev/null
+pass "ClusterRoles $REL-budgetsweep-view/-edit applied; $VIEWER bound to view, $EDITOR to edit, $ADMIN to admin in $NS"
 
 # The aggregation controller copies the rules in shortly after.
 aggregated=""
@@ -42,7 +46,7 @@ for _ in $(seq 1 60); do
   view=$(k get clusterrole view -o jsonpath='{.rules[*].resources}')
   edit=$(k get clusterrole edit -o jsonpath='{.rules[*].resources}')
   admin=$(k get clusterrole admin -o jsonpath='{.rules[*].resources}')
-  if [[ $view == *budgetsweeptrials* && $edit == *budgetsweeps* && $admin == *budgetsweeps* ]]; then
+  if [[ $view == *budgetpools* && $edit == *budgetpools* && $admin == *budgetpools* ]]; then
     aggregated=yes; break
   fi
   sleep 0.5
@@ -75,6 +79,22 @@ expect no "$EDITOR" patch bsw --subresource=status
 expect no "$NOBODY" list bsw
 expect no "$NOBODY" create bsw
 expect no "$NOBODY" list bswt
+# BudgetPools: read by view, edit and admin, written by none.
+expect yes "$VIEWER" get bsp
+expect yes "$VIEWER" list bsp
+expect no "$VIEWER" create bsp
+expect yes "$EDITOR" get bsp
+expect yes "$EDITOR" watch bsp
+for verb in create update patch delete; do
+  expect no "$EDITOR" "$verb" bsp
+done
+expect no "$EDITOR" patch bsp --subresource=status
+expect yes "$ADMIN" create bsw
+expect yes "$ADMIN" list bsp
+for verb in create update patch delete; do
+  expect no "$ADMIN" "$verb" bsp
+done
+expect no "$NOBODY" list bsp
 # Only in the namespace of the binding.
 expect no "$EDITOR" create bsw -n default
 

@@ -3,7 +3,10 @@
 # side with `budgetsweep validate` (operator/core/api.cc, ParseSweep): both accept the same good
 # sweeps and reject the same bad ones, each naming the field. On an existing sweep, an edit of an
 # immutable field is refused naming the field, and one of the editable fields only (budget,
-# parallelism, maxTrials, maxFailedTrials, metrics) is stored.
+# parallelism, maxTrials, maxFailedTrials, metrics) is stored. Then the BudgetPool CRD
+# (crds/budgetpools.budgetsweep.dev.yaml, issue #21): explain, short name, printer columns, the
+# operator's status, bad pools refused naming the field, and sweeps drawing on a pool (poolRef
+# without gpuHours accepted, a budget with neither refused, poolRef immutable).
 #
 #   eval "$(tests/cluster/up.sh | tail -1)"
 #   BUDGETSWEEP=build/operator/cmd/budgetsweep tests/cluster/crd_test.sh
@@ -23,6 +26,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 CRD=$ROOT/crds/budgetsweeps.budgetsweep.dev.yaml
+POOL_CRD=$ROOT/crds/budgetpools.budgetsweep.dev.yaml
 BSW=${BUDGETSWEEP:-$ROOT/build/operator/cmd/budgetsweep}
 
 if [ -z "${KUBECONFIG:-}" ]; then
@@ -42,14 +46,17 @@ fail() { printf 'FAIL %s\n' "$*"; failures=$((failures + 1)); }
 indent() { sed 's/^/       | /'; }
 
 # ---- the CRD --------------------------------------------------------------------------------------
-k apply -f "$CRD" >/dev/null
-k wait --for=condition=Established --timeout=60s crd/budgetsweeps.budgetsweep.dev >/dev/null
-pass "CRD applied and Established"
-gen=$(k get crd budgetsweeps.budgetsweep.dev -o jsonpath='{.metadata.generation}')
-structural=$(k get crd budgetsweeps.budgetsweep.dev \
-  -o jsonpath='{.status.conditions[?(@.type=="NonStructuralSchema")].status}')
-[ -z "$structural" ] && pass "schema is structural (generation $gen)" ||
-  fail "NonStructuralSchema condition: $structural"
+k apply -f "$CRD" -f "$POOL_CRD" >/dev/null
+k wait --for=condition=Established --timeout=60s crd/budgetsweeps.budgetsweep.dev \
+  crd/budgetpools.budgetsweep.dev >/dev/null
+pass "CRDs budgetsweeps and budgetpools applied and Established"
+for crd in budgetsweeps.budgetsweep.dev budgetpools.budgetsweep.dev; do
+  gen=$(k get crd "$crd" -o jsonpath='{.metadata.generation}')
+  structural=$(k get crd "$crd" \
+    -o jsonpath='{.status.conditions[?(@.type=="NonStructuralSchema")].status}')
+  [ -z "$structural" ] && pass "$crd: schema is structural (generation $gen)" ||
+    fail "$crd: NonStructuralSchema condition: $structural"
+done
 
 NS=crd-test-$(date +%s)-$$
 k create namespace "$NS" >/dev/null
@@ -68,8 +75,13 @@ else
   fail "kubectl explain budgetsweep.spec.resource:"; indent <<<"$explained"
 fi
 # Every field of the spec and status has a description (python3 walks the schema; skipped without).
-if command -v python3 >/dev/null; then
-  undescribed=$(k get crd budgetsweeps.budgetsweep.dev -o json | python3 -c '
+every_field_described() {   # every_field_described CRD_NAME
+  local crd=$1 undescribed
+  if ! command -v python3 >/dev/null; then
+    echo "skip $crd: every schema field has a description: no python3"
+    return
+  fi
+  undescribed=$(k get crd "$crd" -o json | python3 -c '
 import json, sys
 crd = json.load(sys.stdin)
 root = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
@@ -86,11 +98,10 @@ def walk(node, path):
     if "items" in node: walk(node["items"], path + "[]")
 walk(root, "")
 ' 2>&1)
-  [ -z "$undescribed" ] && pass "every schema field has a description" ||
-    fail "fields without a description: $(echo $undescribed)"
-else
-  echo "skip every schema field has a description: no python3"
-fi
+  [ -z "$undescribed" ] && pass "$crd: every schema field has a description" ||
+    fail "$crd: fields without a description: $(echo $undescribed)"
+}
+every_field_described budgetsweeps.budgetsweep.dev
 
 # ---- sweeps both sides accept ---------------------------------------------------------------------
 BASE=$TMP/base.yaml
@@ -451,6 +462,161 @@ if out=$(k create -n "$NS" --validate=false -f "$TMP/pruned.json" 2>&1); then
 else
   fail "kubectl create --validate=false:"; indent <<<"$out"
 fi
+
+# ---- BudgetPool (issue #21) -----------------------------------------------------------------------
+explained=""
+for _ in $(seq 1 60); do
+  explained=$(k explain budgetpool.spec.gpuHours 2>&1) && grep -q 'device-hours' <<<"$explained" && break
+  sleep 0.5
+done
+if grep -q "The pool's budget per period, in device-hours" <<<"$explained" &&
+  grep -q 'poolRef' <<<"$explained"; then
+  pass "kubectl explain budgetpool.spec.gpuHours shows the description"
+else
+  fail "kubectl explain budgetpool.spec.gpuHours:"; indent <<<"$explained"
+fi
+out=$(k explain bsp.spec.period 2>&1) && grep -q 'calendarMonth' <<<"$out" && grep -q 'UTC' <<<"$out" &&
+  pass "kubectl explain bsp.spec.period (short name) shows the description" ||
+  { fail "kubectl explain bsp.spec.period:"; indent <<<"$out"; }
+every_field_described budgetpools.budgetsweep.dev
+
+POOL=$TMP/pool.yaml
+cat >"$POOL" <<'EOF'
+apiVersion: budgetsweep.dev/v1alpha1
+kind: BudgetPool
+metadata: {name: crd-pool}
+spec:
+  gpuHours: 10
+  maxPerSweepGpuHours: 4
+  period: calendarMonth
+EOF
+if out=$(k apply -n "$NS" -f "$POOL" 2>&1); then pass "kubectl apply accepts a BudgetPool"
+else fail "kubectl apply rejects a BudgetPool:"; indent <<<"$out"; fi
+for f in "$ROOT"/examples/pool/*.yaml; do
+  grep -q '^kind: BudgetPool' "$f" || continue
+  out=$(k apply --dry-run=server -n "$NS" -f "$f" 2>&1) && pass "kubectl apply accepts ${f#"$ROOT"/}" ||
+    { fail "kubectl apply rejects ${f#"$ROOT"/}:"; indent <<<"$out"; }
+done
+# A status as the operator writes it (issue #21: the pool's ledger).
+pool_status='{"status":{"observedGeneration":1,"usedGpuHours":2.5,"reservedGpuHours":1.5,
+  "remainingGpuHours":6,"activeSweeps":2,
+  "period":{"start":"2026-12-01T00:00:00Z","end":"2027-01-01T00:00:00Z"},
+  "previousPeriods":[{"start":"2026-11-01T00:00:00Z","end":"2026-12-01T00:00:00Z","usedGpuHours":9.5}],
+  "sweeps":[{"key":"0b6f3c1e-uid-1","sweep":"lr-search","usedDeviceSeconds":5400,"reservedDeviceSeconds":5400,
+             "carriedDeviceSeconds":0,"active":true,"starved":false},
+            {"key":"0b6f3c1e-uid-2","sweep":"mlp-search","usedDeviceSeconds":3600,"reservedDeviceSeconds":0,
+             "carriedDeviceSeconds":7200,"active":true,"starved":true}],
+  "conditions":[{"type":"Available","status":"True","reason":"BudgetRemains","message":"6 of 10 GPU-hours remain",
+                 "lastTransitionTime":"2026-12-01T00:00:00Z","observedGeneration":1}]}}'
+if out=$(k patch -n "$NS" bsp crd-pool --subresource=status --type=merge -p "$pool_status" 2>&1); then
+  pass "the pool's status subresource accepts the operator's status"
+else
+  fail "pool status patch:"; indent <<<"$out"
+fi
+got=$(k get -n "$NS" bsp crd-pool -o jsonpath='{.status.sweeps[1].sweep} {.status.sweeps[1].starved} {.status.sweeps[1].carriedDeviceSeconds} {.status.previousPeriods[0].usedGpuHours} {.status.period.end} {.status.conditions[0].reason}')
+[ "$got" = "mlp-search true 7200 9.5 2027-01-01T00:00:00Z BudgetRemains" ] &&
+  pass "pool status kept as written (sweeps, previousPeriods, period, conditions)" ||
+  fail "pool status read back: '$got'"
+out=$(k get bsp -n "$NS" 2>&1)
+header=$(head -1 <<<"$out" | tr -s ' ')
+row=$(sed -n 2p <<<"$out" | tr -s ' ')
+if [ "$header" = "NAME BUDGET USED RESERVED REMAINING SWEEPS AGE" ] &&
+  [[ $row == "crd-pool 10 2.5 1.5 6 2 "* ]]; then
+  pass "kubectl get bsp (short name), printer columns: $header / $row"
+else
+  fail "kubectl get bsp printer columns:"; indent <<<"$out"
+fi
+out=$(k get -n "$NS" bsp crd-pool -o wide 2>&1)
+grep -q 'PERIOD' <<<"$out" && grep -q 'calendarMonth' <<<"$out" &&
+  pass "-o wide adds PERIOD" || { fail "bsp -o wide:"; indent <<<"$out"; }
+# The status is the operator's: a status write through the main resource is dropped.
+k patch -n "$NS" bsp crd-pool --type=merge -p '{"status":{"usedGpuHours":0}}' >/dev/null 2>&1 || true
+got=$(k get -n "$NS" bsp crd-pool -o jsonpath='{.status.usedGpuHours}')
+[ "$got" = 2.5 ] && pass "the pool's status is written only through /status" ||
+  fail "pool status after a write through the main resource: $got"
+# sweeps is a map keyed by the sweep's uid: one account per sweep.
+dup='{"status":{"sweeps":[{"key":"u","sweep":"a"},{"key":"u","sweep":"b"}]}}'
+out=$(k patch -n "$NS" bsp crd-pool --subresource=status --type=merge -p "$dup" 2>&1) &&
+  fail "two accounts with one key accepted" ||
+  { grep -q 'status.sweeps\[1\]' <<<"$out" && pass "two accounts with one key refused: $(grep -o 'status.sweeps\[1\][^,]*' <<<"$out" | head -1)" ||
+    { fail "duplicate account key not refused naming status.sweeps[1]:"; indent <<<"$out"; }; }
+periods=$(python3 -c 'import json; print(json.dumps({"status": {"previousPeriods": [{"usedGpuHours": i} for i in range(13)]}}))')
+out=$(k patch -n "$NS" bsp crd-pool --subresource=status --type=merge -p "$periods" 2>&1) &&
+  fail "13 previous periods accepted" ||
+  { grep -q 'status.previousPeriods' <<<"$out" && pass "13 previous periods refused (at most 12)" ||
+    { fail "13 previous periods not refused naming status.previousPeriods:"; indent <<<"$out"; }; }
+
+pool_reject() {   # pool_reject NAME PATCH FIELD: the pool edited by PATCH is refused naming FIELD
+  local name=$1 patch=$2 field=$3 f=$TMP/bad-pool-$1.json out
+  k patch --local -f "$POOL" --type=merge -p "$patch" -o json >"$f"
+  if out=$(k apply --dry-run=server -n "$NS" -f "$f" 2>&1); then
+    fail "$name: kubectl apply accepted the pool"
+  elif ! grep -qF -- "$field" <<<"$out"; then
+    fail "$name: kubectl apply's error does not name $field:"; indent <<<"$out"
+  else
+    pass "$name: kubectl apply refuses it: $(tr '\n' ' ' <<<"$out" |
+      awk -v f="$field" '{ i = index($0, "unknown field \"" f); if (!i) i = index($0, f); print substr($0, i, 150) }')"
+  fi
+}
+pool_reject gpuhours-zero       '{"metadata":{"name":"crd-bad"},"spec":{"gpuHours":0}}'          spec.gpuHours
+pool_reject gpuhours-negative   '{"metadata":{"name":"crd-bad"},"spec":{"gpuHours":-1}}'         spec.gpuHours
+pool_reject gpuhours-missing    '{"metadata":{"name":"crd-bad"},"spec":{"gpuHours":null}}'       spec.gpuHours
+pool_reject gpuhours-string     '{"metadata":{"name":"crd-bad"},"spec":{"gpuHours":"10"}}'       spec.gpuHours
+pool_reject per-sweep-zero      '{"metadata":{"name":"crd-bad"},"spec":{"maxPerSweepGpuHours":0}}' spec.maxPerSweepGpuHours
+pool_reject period-monthly      '{"metadata":{"name":"crd-bad"},"spec":{"period":"monthly"}}'    spec.period
+pool_reject period-zero         '{"metadata":{"name":"crd-bad"},"spec":{"period":"0d"}}'         spec.period
+pool_reject period-weeks        '{"metadata":{"name":"crd-bad"},"spec":{"period":"4w"}}'         spec.period
+pool_reject unknown-field       '{"metadata":{"name":"crd-bad"},"spec":{"colour":"blue"}}'       spec.colour
+pool_reject name-not-dns-label  '{"metadata":{"name":"crd.pool"}}'                               metadata.name
+for period in 30d 720h 90m; do
+  k patch --local -f "$POOL" --type=merge -p "{\"spec\":{\"period\":\"$period\"}}" -o json >"$TMP/pool-$period.json"
+  out=$(k apply --dry-run=server -n "$NS" -f "$TMP/pool-$period.json" 2>&1) &&
+    pass "period $period accepted" || { fail "period $period refused:"; indent <<<"$out"; }
+done
+
+# Sweeps drawing on a pool: poolRef alone is a budget; a budget with neither is refused.
+k patch --local -f "$NEW" --type=merge -o json \
+  -p '{"metadata":{"name":"crd-pooled"},"spec":{"budget":{"gpuHours":null,"poolRef":{"name":"crd-pool"}}}}' \
+  >"$TMP/pooled.json"
+if out=$(k apply -n "$NS" -f "$TMP/pooled.json" 2>&1); then
+  got=$(k get -n "$NS" bsw crd-pooled -o jsonpath='{.spec.budget}')
+  pass "a sweep with budget.poolRef and no gpuHours is accepted: $got"
+else
+  fail "a sweep with budget.poolRef and no gpuHours is refused:"; indent <<<"$out"
+fi
+k patch --local -f "$NEW" --type=json -o json \
+  -p '[{"op":"replace","path":"/spec/budget","value":{}}]' >"$TMP/no-budget.json"
+if out=$(k apply --dry-run=server -n "$NS" -f "$TMP/no-budget.json" 2>&1); then
+  fail "a sweep with budget {} is accepted"
+elif grep -qF 'spec.budget: set gpuHours, poolRef or both' <<<"$out"; then
+  pass "a sweep with budget {} is refused: $(grep -oF 'spec.budget.gpuHours: Required value: spec.budget: set gpuHours, poolRef or both' <<<"$out" || grep -o 'spec.budget[^ ]*: .*' <<<"$out" | head -1)"
+else
+  fail "a sweep with budget {}: the error lacks the CEL message:"; indent <<<"$out"
+fi
+# On an existing sweep: gpuHours may be added to a pooled sweep (editable); poolRef may not be
+# removed, added or changed (the pool holds the sweep's charge).
+if out=$(k patch -n "$NS" bsw crd-pooled --type=merge -p '{"spec":{"budget":{"gpuHours":1}}}' 2>&1); then
+  got=$(k get -n "$NS" bsw crd-pooled -o jsonpath='{.spec.budget.gpuHours} {.spec.budget.poolRef.name}')
+  [ "$got" = "1 crd-pool" ] && pass "gpuHours added to a pooled sweep: $got" || fail "pooled sweep's budget: '$got'"
+else
+  fail "adding gpuHours to a pooled sweep refused:"; indent <<<"$out"
+fi
+pool_immutable() {   # pool_immutable NAME SWEEP PATCH: the merge patch of SWEEP's spec is refused
+  local name=$1 sweep=$2 patch=$3 out before after
+  before=$(k get -n "$NS" bsw "$sweep" -o jsonpath='{.spec.budget}')
+  if out=$(k patch -n "$NS" bsw "$sweep" --type=merge -p "$patch" 2>&1); then
+    fail "$name: accepted"
+  elif grep -q 'spec.budget.poolRef.*spec.budget.poolRef is immutable' <<<"$out"; then
+    after=$(k get -n "$NS" bsw "$sweep" -o jsonpath='{.spec.budget}')
+    [ "$before" = "$after" ] && pass "$name: refused: $(grep -o 'spec.budget.poolRef: [A-Za-z]*' <<<"$out" | head -1)" ||
+      fail "$name: refused, but the budget changed: $before -> $after"
+  else
+    fail "$name: the error does not name spec.budget.poolRef as immutable:"; indent <<<"$out"
+  fi
+}
+pool_immutable poolref-removed crd-pooled  '{"spec":{"budget":{"poolRef":null}}}'
+pool_immutable poolref-renamed crd-pooled  '{"spec":{"budget":{"poolRef":{"name":"other"}}}}'
+pool_immutable poolref-added   crd-minimal '{"spec":{"budget":{"poolRef":{"name":"crd-pool"}}}}'
 
 echo
 if [ "$failures" -gt 0 ]; then

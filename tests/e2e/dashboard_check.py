@@ -1,6 +1,7 @@
 """Runs every query of a Grafana dashboard against a Prometheus: each must parse and return at
 least one series (queries of series the setup cannot have, such as GPU-only ones, must parse).
-Variables are substituted from a JSON object. Asks every 2 s for up to 3 minutes (rate() and
+Variables are substituted from a JSON object; without "pool" (a setup with no BudgetPool), the
+pool row's queries must parse and may be empty. Asks every 2 s for up to 3 minutes (rate() and
 deriv() need a few samples; the trial panels answer only while trials run, the probe panels once the
 probe phase has figures): a query passes once it has answered with series, then it reports.
 
@@ -11,13 +12,17 @@ import json, os, sys, time, urllib.parse, urllib.request
 dashboard, prom = json.load(open(sys.argv[1])), sys.argv[2]
 values = {"objective": "validation_accuracy", "__range": "10m", "__rate_interval": "1m",
           "__interval": "15s"}
-values.update(json.loads(sys.argv[3]))
+given = json.loads(sys.argv[3])
+values.update(given)
 # Series (names or name prefixes) whose queries must parse here and may be empty, with why: the
 # trainer's NVML series always; DCGM's too when the caller has no DCGM stand-in (GPU_ONLY_EXTRA,
-# comma-separated).
+# comma-separated); the BudgetPool row's when the caller names no pool (its setup has none).
 may_be_empty = {"budgetsweep_trainer_accelerator_utilization_ratio": "needs a GPU with NVML"}
 may_be_empty.update((name, "needs a GPU")
                     for name in filter(None, os.environ.get("GPU_ONLY_EXTRA", "").split(",")))
+if "pool" not in given:
+    values["pool"] = "no-pool"
+    may_be_empty["budgetsweep_pool_"] = "no BudgetPool in this setup"
 
 def why_empty(text):
     return next((why for name, why in may_be_empty.items() if name in str(text)), None)

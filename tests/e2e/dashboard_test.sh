@@ -7,7 +7,8 @@
 #   - a real OperatorMetrics registry behind a real HealthServer, fed by
 #     tests/fixtures/operator-metrics with the status of an example sweep that ran its probe phase
 #     (the operator feeds it from its reconcile loop, operator/cmd/operator_command.cc; the
-#     stand-in gives every panel, the throughput probe's too, a status without a cluster);
+#     stand-in gives every panel, the throughput probe's and the BudgetPool row's too, a status
+#     without a cluster: the sweep draws on pool team-a);
 #   - a STAND-IN for dcgm-exporter: this machine has no GPU, so a static text file
 #     (dcgm_stand_in.prom) served by Python's http.server provides DCGM_FI_DEV_GPU_UTIL.
 # The template variables' label_values() queries are checked through /api/v1/series.
@@ -53,7 +54,7 @@ BUDGETSWEEP_SWEEP=dash BUDGETSWEEP_TRIAL=dash-t0000 "$TRAINER" --model=mlp --tra
 TRAINER_PID=$!
 PIDS+=($!)
 # The operator's metrics.
-"$FEEDER" --addr=127.0.0.1:0 --namespace=bsw-dash --sweep=dash >"$WORK/feeder.log" 2>&1 &
+"$FEEDER" --addr=127.0.0.1:0 --namespace=bsw-dash --sweep=dash --pool=team-a >"$WORK/feeder.log" 2>&1 &
 PIDS+=($!)
 # The DCGM stand-in.
 mkdir -p "$WORK/dcgm"
@@ -92,7 +93,7 @@ wait_for prometheus "http://127.0.0.1:$prom_port/-/ready"
 # Until every query answers (the trainer's first evaluation takes a while; rate() and deriv()
 # need a few samples), at most 3 minutes; then report each query.
 python3 "$HERE/dashboard_check.py" "$DASHBOARD" "http://127.0.0.1:$prom_port" \
-  '{"namespace": "bsw-dash", "sweep": "dash", "trial": "dash-t0000"}'
+  '{"namespace": "bsw-dash", "sweep": "dash", "trial": "dash-t0000", "pool": "team-a"}'
 
 # Linted once every series exists (dashboard_check.py waited for them).
 for endpoint in "trainer http://127.0.0.1:$trainer_port/metrics" "operator http://$feeder_addr/metrics"; do

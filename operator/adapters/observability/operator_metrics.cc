@@ -54,6 +54,11 @@ constexpr std::initializer_list<SweepPhase> kSweepPhases = {
 // The probe runs status.throughput reports figures of, by their `run` label.
 constexpr std::initializer_list<const char*> kProbeRuns = {"baseline", "chosen"};
 
+// The pool limits that refuse a trial (PoolCap::limit); each gets a denial counter at 0 from the
+// pool's first observation, so that increase() and the dashboard see a series before the first.
+constexpr std::initializer_list<const char*> kPoolDenialReasons = {"PoolExhausted", "PoolFairShare",
+                                                                   "PoolMaxPerSweep"};
+
 // A rung's resource as a label value: "1", "3", "0.5" (no trailing zeros).
 std::string ResourceLabel(double resource) {
   std::string text = json(resource).dump();
@@ -115,6 +120,29 @@ OperatorMetrics::OperatorMetrics()
                                "Actions the planner decided, by kind")),
       query_errors_(CounterFamily(*registry_, "budgetsweep_prometheus_query_errors_total",
                                   "Prometheus HTTP API queries that failed")),
+      pool_budget_(GaugeFamily(*registry_, "budgetsweep_pool_budget_gpu_seconds",
+                               "The BudgetPool's budget per period (spec.gpuHours), in "
+                               "GPU-seconds")),
+      pool_used_(GaugeFamily(*registry_, "budgetsweep_pool_used_gpu_seconds",
+                             "GPU-seconds the pool's sweeps used this period "
+                             "(status.usedGpuHours)")),
+      pool_reserved_(GaugeFamily(*registry_, "budgetsweep_pool_reserved_gpu_seconds",
+                                 "GPU-seconds of the pool reserved by the deadlines of running "
+                                 "trials (status.reservedGpuHours)")),
+      pool_remaining_(GaugeFamily(*registry_, "budgetsweep_pool_remaining_gpu_seconds",
+                                  "GPU-seconds of the pool neither used nor reserved this period "
+                                  "(status.remainingGpuHours)")),
+      pool_active_sweeps_(GaugeFamily(*registry_, "budgetsweep_pool_active_sweeps",
+                                      "Sweeps that still want budget from the pool "
+                                      "(status.activeSweeps)")),
+      pool_sweep_used_(GaugeFamily(*registry_, "budgetsweep_pool_sweep_used_gpu_seconds",
+                                   "GPU-seconds one sweep used of the pool this period "
+                                   "(status.sweeps[].usedDeviceSeconds)")),
+      pool_sweep_reserved_(GaugeFamily(*registry_, "budgetsweep_pool_sweep_reserved_gpu_seconds",
+                                       "GPU-seconds of the pool one sweep's running trials "
+                                       "reserved (status.sweeps[].reservedDeviceSeconds)")),
+      pool_denials_(CounterFamily(*registry_, "budgetsweep_pool_denials_total",
+                                  "Trials the BudgetPool refused, by the limit that refused them")),
       reconcile_seconds_(prometheus::BuildHistogram()
                              .Name("budgetsweep_reconcile_duration_seconds")
                              .Help("Wall-clock duration of one reconcile pass")
@@ -280,6 +308,97 @@ void OperatorMetrics::CountDecision(const std::string& ns, const std::string& sw
 
 void OperatorMetrics::CountQueryError(const std::string& ns, const std::string& sweep) {
   Count(query_errors_, ns, sweep, {});
+}
+
+Gauge& OperatorMetrics::PoolGauge(Family<Gauge>& family, const PoolKey& key) {
+  // REQUIRES: mutex_ held.
+  Gauge& gauge = family.Add({{"namespace", key.first}, {"pool", key.second}});
+  pools_[key].gauges.emplace(&family, &gauge);
+  return gauge;
+}
+
+Counter& OperatorMetrics::PoolDenials(const PoolKey& key, const std::string& reason) {
+  // REQUIRES: mutex_ held.
+  Counter& counter =
+      pool_denials_.Add({{"namespace", key.first}, {"pool", key.second}, {"reason", reason}});
+  pools_[key].counters.emplace(&pool_denials_, &counter);
+  return counter;
+}
+
+void OperatorMetrics::ObservePool(const std::string& ns, const std::string& pool,
+                                  const json& object) {
+  const PoolKey key{ns, pool};
+  std::lock_guard lock(mutex_);
+  pools_.try_emplace(key);
+
+  if (const json* hours = NumberAt(MemberAt(object, "spec"), "gpuHours")) {
+    PoolGauge(pool_budget_, key).Set(hours->get<double>() * kSecondsPerHour);
+    for (const char* reason : kPoolDenialReasons) PoolDenials(key, reason);
+  }
+  const json& status = MemberAt(object, "status");
+  for (auto [field, family] :
+       {std::pair{"usedGpuHours", &pool_used_}, std::pair{"reservedGpuHours", &pool_reserved_},
+        std::pair{"remainingGpuHours", &pool_remaining_}}) {
+    if (const json* value = NumberAt(status, field)) {
+      PoolGauge(*family, key).Set(value->get<double>() * kSecondsPerHour);
+    }
+  }
+  if (const json* active = NumberAt(status, "activeSweeps")) {
+    PoolGauge(pool_active_sweeps_, key).Set(active->get<double>());
+  }
+  if (status.is_object() && status.contains("sweeps")) ObservePoolSweeps(key, status["sweeps"]);
+}
+
+void OperatorMetrics::ObservePoolSweeps(const PoolKey& key, const json& sweeps) {
+  // REQUIRES: mutex_ held (by ObservePool).
+  // Accounts by sweep name: a sweep deleted and created again under its name has two accounts
+  // (by uid), and both count against the pool.
+  std::map<std::string, std::map<Family<Gauge>*, double>> by_name;
+  if (sweeps.is_array()) {
+    for (const json& account : sweeps) {
+      const json& name = MemberAt(account, "sweep");
+      const json& uid = MemberAt(account, "key");
+      std::string label = name.is_string()  ? name.get<std::string>()
+                          : uid.is_string() ? uid.get<std::string>()
+                                            : std::string();
+      if (label.empty()) continue;
+      for (auto [field, family] : {std::pair{"usedDeviceSeconds", &pool_sweep_used_},
+                                   std::pair{"reservedDeviceSeconds", &pool_sweep_reserved_}}) {
+        if (const json* value = NumberAt(account, field)) {
+          by_name[label][family] += value->get<double>();
+        }
+      }
+    }
+  }
+  std::set<GaugeSeries> fresh;
+  for (const auto& [name, values] : by_name) {
+    for (const auto& [family, value] : values) {
+      Gauge& gauge = family->Add({{"namespace", key.first}, {"pool", key.second}, {"sweep", name}});
+      gauge.Set(value);
+      fresh.emplace(family, &gauge);
+    }
+  }
+  PoolSeries& series = pools_[key];
+  for (const auto& [family, gauge] : series.sweeps) {
+    if (!fresh.contains({family, gauge})) family->Remove(gauge);
+  }
+  series.sweeps = std::move(fresh);
+}
+
+void OperatorMetrics::CountPoolDenial(const std::string& ns, const std::string& pool,
+                                      const std::string& reason) {
+  std::lock_guard lock(mutex_);
+  PoolDenials({ns, pool}, reason).Increment();
+}
+
+void OperatorMetrics::ForgetPool(const std::string& ns, const std::string& pool) {
+  std::lock_guard lock(mutex_);
+  auto it = pools_.find({ns, pool});
+  if (it == pools_.end()) return;
+  for (const auto& [family, gauge] : it->second.gauges) family->Remove(gauge);
+  for (const auto& [family, gauge] : it->second.sweeps) family->Remove(gauge);
+  for (const auto& [family, counter] : it->second.counters) family->Remove(counter);
+  pools_.erase(it);
 }
 
 void OperatorMetrics::ObserveReconcile(double seconds) { reconcile_seconds_.Observe(seconds); }

@@ -49,6 +49,22 @@ namespace bsw::observability {
 //   budgetsweep_trial_kills_total                 counter + rung
 //   budgetsweep_decisions_total                   counter + kind
 //   budgetsweep_prometheus_query_errors_total     counter
+// Per-pool series (a BudgetPool's spec and status) carry the labels `namespace` and `pool`:
+//   budgetsweep_pool_budget_gpu_seconds           gauge   spec.gpuHours (per period)
+//   budgetsweep_pool_used_gpu_seconds             gauge   status.usedGpuHours (this period)
+//   budgetsweep_pool_reserved_gpu_seconds         gauge   status.reservedGpuHours
+//   budgetsweep_pool_remaining_gpu_seconds        gauge   status.remainingGpuHours
+//   budgetsweep_pool_active_sweeps                gauge   status.activeSweeps
+//   budgetsweep_pool_sweep_used_gpu_seconds       gauge   + sweep: status.sweeps[]
+//                                                         .usedDeviceSeconds
+//   budgetsweep_pool_sweep_reserved_gpu_seconds   gauge   + sweep: status.sweeps[]
+//                                                         .reservedDeviceSeconds
+//                                                         (the accounts of one sweep name, a
+//                                                         sweep deleted and created again, are
+//                                                         added up)
+//   budgetsweep_pool_denials_total                counter + reason (PoolExhausted, PoolFairShare,
+//                                                         PoolMaxPerSweep): trials the pool
+//                                                         refused
 // and, for the whole process:
 //   budgetsweep_reconcile_duration_seconds        histogram
 //   budgetsweep_workqueue_depth                   gauge
@@ -81,16 +97,34 @@ class OperatorMetrics {
   void CountDecision(const std::string& ns, const std::string& sweep, const std::string& kind);
   void CountQueryError(const std::string& ns, const std::string& sweep);
 
+  // Sets the pool's gauges from a BudgetPool object (spec and status) as the API server returns
+  // it. Fields that are missing or not numbers leave their series as they were; per-sweep series
+  // of sweeps no longer in status.sweeps are removed. The denial counters of the three reasons
+  // exist, at 0, from the first object with a numeric spec.gpuHours.
+  void ObservePool(const std::string& ns, const std::string& pool, const nlohmann::json& object);
+  // `reason` is the pool limit that refused a trial: PoolExhausted, PoolFairShare or
+  // PoolMaxPerSweep (PoolCap::limit).
+  void CountPoolDenial(const std::string& ns, const std::string& pool, const std::string& reason);
+  // Removes every series of the pool (gauges and counters), e.g. once the pool is deleted.
+  void ForgetPool(const std::string& ns, const std::string& pool);
+
   void ObserveReconcile(double seconds);
   void SetQueueDepth(size_t depth);
 
  private:
   using SweepKey = std::pair<std::string, std::string>;
+  using PoolKey = std::pair<std::string, std::string>;  // namespace, pool
   using GaugeSeries = std::pair<prometheus::Family<prometheus::Gauge>*, prometheus::Gauge*>;
   // Every series created for one sweep, so that ForgetSweep can remove them.
   struct SweepSeries {
     std::set<GaugeSeries> gauges;
     std::set<GaugeSeries> rungs;  // replaced as a whole by each ObserveSweep
+    std::set<std::pair<prometheus::Family<prometheus::Counter>*, prometheus::Counter*>> counters;
+  };
+  // Every series created for one pool, so that ForgetPool can remove them.
+  struct PoolSeries {
+    std::set<GaugeSeries> gauges;
+    std::set<GaugeSeries> sweeps;  // replaced as a whole by each ObservePool with status.sweeps
     std::set<std::pair<prometheus::Family<prometheus::Counter>*, prometheus::Counter*>> counters;
   };
 
@@ -103,6 +137,12 @@ class OperatorMetrics {
       const SweepKey& key, const nlohmann::json& object,
       std::initializer_list<std::pair<const char*, prometheus::Family<prometheus::Gauge>*>> fields,
       const prometheus::Labels& extra = {}, double scale = 1);
+  // The pool's gauge of `family` with the labels namespace and pool. REQUIRES: mutex_ held.
+  prometheus::Gauge& PoolGauge(prometheus::Family<prometheus::Gauge>& family, const PoolKey& key);
+  // REQUIRES: mutex_ held.
+  prometheus::Counter& PoolDenials(const PoolKey& key, const std::string& reason);
+  // REQUIRES: mutex_ held.
+  void ObservePoolSweeps(const PoolKey& key, const nlohmann::json& sweeps);
   // REQUIRES: mutex_ held.
   void ObserveRungs(const SweepKey& key, const nlohmann::json& rungs);
   // REQUIRES: mutex_ held.
@@ -132,11 +172,20 @@ class OperatorMetrics {
   prometheus::Family<prometheus::Counter>& kills_;
   prometheus::Family<prometheus::Counter>& decisions_;
   prometheus::Family<prometheus::Counter>& query_errors_;
+  prometheus::Family<prometheus::Gauge>& pool_budget_;
+  prometheus::Family<prometheus::Gauge>& pool_used_;
+  prometheus::Family<prometheus::Gauge>& pool_reserved_;
+  prometheus::Family<prometheus::Gauge>& pool_remaining_;
+  prometheus::Family<prometheus::Gauge>& pool_active_sweeps_;
+  prometheus::Family<prometheus::Gauge>& pool_sweep_used_;
+  prometheus::Family<prometheus::Gauge>& pool_sweep_reserved_;
+  prometheus::Family<prometheus::Counter>& pool_denials_;
   prometheus::Histogram& reconcile_seconds_;
   prometheus::Gauge& queue_depth_;
 
   std::mutex mutex_;
   std::map<SweepKey, SweepSeries> sweeps_;
+  std::map<PoolKey, PoolSeries> pools_;
 };
 
 }  // namespace bsw::observability

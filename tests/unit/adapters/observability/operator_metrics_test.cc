@@ -224,6 +224,179 @@ TEST_F(OperatorMetricsTest, ForgetSweep_RemovesEverySeriesOfThatSweepOnly) {
       << "a sweep of the same name starts again from zero";
 }
 
+// A BudgetPool as the API server returns it, with the status the operator writes: 10 GPU-h per
+// calendar month, 2.5 used and 1.5 reserved by three accounts (one of a deleted sweep whose name
+// came back: two accounts named lr-search).
+json PoolObject() {
+  return json::parse(R"({
+    "apiVersion": "budgetsweep.dev/v1alpha1", "kind": "BudgetPool",
+    "metadata": {"name": "team-a", "namespace": "ml", "generation": 2, "uid": "p-1"},
+    "spec": {"gpuHours": 10, "maxPerSweepGpuHours": 6, "period": "calendarMonth"},
+    "status": {
+      "observedGeneration": 2, "usedGpuHours": 2.5, "reservedGpuHours": 1.5,
+      "remainingGpuHours": 6, "activeSweeps": 2,
+      "period": {"start": "2026-12-01T00:00:00Z", "end": "2027-01-01T00:00:00Z"},
+      "previousPeriods": [{"start": "2026-11-01T00:00:00Z", "end": "2026-12-01T00:00:00Z",
+                           "usedGpuHours": 9.5}],
+      "sweeps": [
+        {"key": "u-1", "sweep": "lr-search", "usedDeviceSeconds": 3600,
+         "reservedDeviceSeconds": 5400, "carriedDeviceSeconds": 0, "active": true, "starved": false},
+        {"key": "u-2", "sweep": "mlp-search", "usedDeviceSeconds": 3600,
+         "reservedDeviceSeconds": 0, "carriedDeviceSeconds": 7200, "active": true, "starved": true},
+        {"key": "u-0", "sweep": "lr-search", "usedDeviceSeconds": 1800,
+         "reservedDeviceSeconds": 0, "carriedDeviceSeconds": 0, "active": false, "starved": false}],
+      "conditions": [{"type": "Available", "status": "True", "reason": "BudgetRemains",
+                      "message": "6 of 10 GPU-hours remain",
+                      "lastTransitionTime": "2026-12-01T00:00:00Z", "observedGeneration": 2}]}})");
+}
+
+const std::map<std::string, std::string> kPool = {{"namespace", "ml"}, {"pool", "team-a"}};
+std::map<std::string, std::string> PoolAnd(std::map<std::string, std::string> extra) {
+  extra.insert(kPool.begin(), kPool.end());
+  return extra;
+}
+
+TEST_F(OperatorMetricsTest, ObservePool_ExposesBudgetUsedReservedRemainingAndActiveSweeps) {
+  metrics_.ObservePool("ml", "team-a", PoolObject());
+  const std::vector<prom::Sample> samples = Scrape();
+
+  EXPECT_EQ(Value(samples, "budgetsweep_pool_budget_gpu_seconds", kPool), 10 * 3600);
+  EXPECT_EQ(Value(samples, "budgetsweep_pool_used_gpu_seconds", kPool), 2.5 * 3600);
+  EXPECT_EQ(Value(samples, "budgetsweep_pool_reserved_gpu_seconds", kPool), 1.5 * 3600);
+  EXPECT_EQ(Value(samples, "budgetsweep_pool_remaining_gpu_seconds", kPool), 6 * 3600);
+  EXPECT_EQ(Value(samples, "budgetsweep_pool_active_sweeps", kPool), 2);
+  // Per sweep name: lr-search's two accounts (the deleted sweep's charge stays) are added up.
+  EXPECT_EQ(
+      Value(samples, "budgetsweep_pool_sweep_used_gpu_seconds", PoolAnd({{"sweep", "lr-search"}})),
+      5400);
+  EXPECT_EQ(Value(samples, "budgetsweep_pool_sweep_reserved_gpu_seconds",
+                  PoolAnd({{"sweep", "lr-search"}})),
+            5400);
+  EXPECT_EQ(
+      Value(samples, "budgetsweep_pool_sweep_used_gpu_seconds", PoolAnd({{"sweep", "mlp-search"}})),
+      3600);
+  EXPECT_EQ(Value(samples, "budgetsweep_pool_sweep_reserved_gpu_seconds",
+                  PoolAnd({{"sweep", "mlp-search"}})),
+            0);
+  // The denial counters exist at 0 before the first denial.
+  for (const char* reason : {"PoolExhausted", "PoolFairShare", "PoolMaxPerSweep"}) {
+    EXPECT_EQ(Value(samples, "budgetsweep_pool_denials_total", PoolAnd({{"reason", reason}})), 0)
+        << reason;
+  }
+  EXPECT_EQ(CountWithLabel(samples, "pool", "team-a"), 12);
+}
+
+TEST_F(OperatorMetricsTest, ObservePool_ANewObjectReplacesValuesAndDropsVanishedSweeps) {
+  metrics_.ObservePool("ml", "team-a", PoolObject());
+  json later = PoolObject();
+  later["spec"]["gpuHours"] = 12;
+  later["status"]["usedGpuHours"] = 4;
+  later["status"]["reservedGpuHours"] = 0;
+  later["status"]["remainingGpuHours"] = 8;
+  later["status"]["activeSweeps"] = 1;
+  later["status"]["sweeps"] = json::parse(
+      R"([{"key": "u-2", "sweep": "mlp-search", "usedDeviceSeconds": 14400,
+           "reservedDeviceSeconds": 0, "active": true, "starved": false}])");
+  metrics_.ObservePool("ml", "team-a", later);
+  const std::vector<prom::Sample> samples = Scrape();
+
+  EXPECT_EQ(Value(samples, "budgetsweep_pool_budget_gpu_seconds", kPool), 12 * 3600);
+  EXPECT_EQ(Value(samples, "budgetsweep_pool_used_gpu_seconds", kPool), 4 * 3600);
+  EXPECT_EQ(Value(samples, "budgetsweep_pool_reserved_gpu_seconds", kPool), 0);
+  EXPECT_EQ(Value(samples, "budgetsweep_pool_remaining_gpu_seconds", kPool), 8 * 3600);
+  EXPECT_EQ(Value(samples, "budgetsweep_pool_active_sweeps", kPool), 1);
+  EXPECT_EQ(
+      Value(samples, "budgetsweep_pool_sweep_used_gpu_seconds", PoolAnd({{"sweep", "mlp-search"}})),
+      14400);
+  EXPECT_FALSE(
+      Value(samples, "budgetsweep_pool_sweep_used_gpu_seconds", PoolAnd({{"sweep", "lr-search"}})));
+  EXPECT_FALSE(Value(samples, "budgetsweep_pool_sweep_reserved_gpu_seconds",
+                     PoolAnd({{"sweep", "lr-search"}})));
+}
+
+TEST_F(OperatorMetricsTest, ObservePool_MissingOrNonNumberFieldsLeaveTheSeriesAsTheyWere) {
+  // A pool the operator has not written a status for yet: the budget and the counters only.
+  json fresh = PoolObject();
+  fresh.erase("status");
+  metrics_.ObservePool("ml", "team-a", fresh);
+  std::vector<prom::Sample> samples = Scrape();
+  EXPECT_EQ(Value(samples, "budgetsweep_pool_budget_gpu_seconds", kPool), 10 * 3600);
+  EXPECT_FALSE(Value(samples, "budgetsweep_pool_used_gpu_seconds", kPool));
+  EXPECT_FALSE(Value(samples, "budgetsweep_pool_active_sweeps", kPool));
+  EXPECT_EQ(CountWithLabel(samples, "pool", "team-a"), 4);
+
+  metrics_.ObservePool("ml", "team-a", PoolObject());
+  metrics_.ObservePool("ml", "team-a", json::parse(R"({"spec": {"gpuHours": "10"},
+                                       "status": {"usedGpuHours": null, "reservedGpuHours": "1",
+                                                  "activeSweeps": true}})"));
+  metrics_.ObservePool("ml", "team-a", json::array({1, 2}));
+  samples = Scrape();
+  EXPECT_EQ(Value(samples, "budgetsweep_pool_budget_gpu_seconds", kPool), 10 * 3600);
+  EXPECT_EQ(Value(samples, "budgetsweep_pool_used_gpu_seconds", kPool), 2.5 * 3600);
+  EXPECT_EQ(Value(samples, "budgetsweep_pool_reserved_gpu_seconds", kPool), 1.5 * 3600);
+  EXPECT_EQ(Value(samples, "budgetsweep_pool_active_sweeps", kPool), 2);
+  EXPECT_EQ(
+      Value(samples, "budgetsweep_pool_sweep_used_gpu_seconds", PoolAnd({{"sweep", "lr-search"}})),
+      5400)
+      << "an object without status.sweeps leaves the per-sweep series";
+
+  metrics_.ObservePool("ml", "empty", json::object());
+  metrics_.ObservePool("ml", "odd", json::array({1, 2}));
+  metrics_.ObservePool("ml", "wrong-types",
+                       {{"spec", {{"gpuHours", "10"}}},
+                        {"status", {{"usedGpuHours", "1"}, {"sweeps", {{"key", 1}}}}}});
+  samples = Scrape();
+  for (const char* pool : {"empty", "odd", "wrong-types"}) {
+    EXPECT_EQ(CountWithLabel(samples, "pool", pool), 0) << pool;
+  }
+}
+
+TEST_F(OperatorMetricsTest, CountPoolDenial_CountsPerPoolAndReason) {
+  metrics_.ObservePool("ml", "team-a", PoolObject());
+  metrics_.CountPoolDenial("ml", "team-a", "PoolFairShare");
+  metrics_.CountPoolDenial("ml", "team-a", "PoolFairShare");
+  metrics_.CountPoolDenial("ml", "team-a", "PoolExhausted");
+  metrics_.CountPoolDenial("other", "team-a", "PoolMaxPerSweep");
+  const std::vector<prom::Sample> samples = Scrape();
+
+  EXPECT_EQ(
+      Value(samples, "budgetsweep_pool_denials_total", PoolAnd({{"reason", "PoolFairShare"}})), 2);
+  EXPECT_EQ(
+      Value(samples, "budgetsweep_pool_denials_total", PoolAnd({{"reason", "PoolExhausted"}})), 1);
+  EXPECT_EQ(
+      Value(samples, "budgetsweep_pool_denials_total", PoolAnd({{"reason", "PoolMaxPerSweep"}})),
+      0);
+  EXPECT_EQ(Value(samples, "budgetsweep_pool_denials_total",
+                  {{"namespace", "other"}, {"pool", "team-a"}, {"reason", "PoolMaxPerSweep"}}),
+            1);
+}
+
+TEST_F(OperatorMetricsTest, ForgetPool_RemovesEverySeriesOfThatPoolOnly) {
+  metrics_.ObservePool("ml", "team-a", PoolObject());
+  metrics_.ObservePool("ml", "kept", PoolObject());
+  metrics_.ObserveSweep("ml", "team-a", RealStatus());  // a sweep of the same name is no pool
+  metrics_.CountPoolDenial("ml", "team-a", "PoolExhausted");
+  metrics_.CountPoolDenial("ml", "kept", "PoolExhausted");
+  ASSERT_EQ(CountWithLabel(Scrape(), "pool", "team-a"), 12);
+
+  metrics_.ForgetPool("ml", "team-a");
+  const std::vector<prom::Sample> samples = Scrape();
+  EXPECT_EQ(CountWithLabel(samples, "pool", "team-a"), 0);
+  EXPECT_EQ(CountWithLabel(samples, "pool", "kept"), 12);
+  EXPECT_EQ(Value(samples, "budgetsweep_pool_denials_total",
+                  {{"namespace", "ml"}, {"pool", "kept"}, {"reason", "PoolExhausted"}}),
+            1);
+  EXPECT_EQ(Value(samples, "budgetsweep_sweep_budget_gpu_seconds",
+                  {{"namespace", "ml"}, {"sweep", "team-a"}}),
+            4 * 3600);
+
+  metrics_.ForgetPool("ml", "never-seen");
+  metrics_.CountPoolDenial("ml", "team-a", "PoolExhausted");
+  EXPECT_EQ(
+      Value(Scrape(), "budgetsweep_pool_denials_total", PoolAnd({{"reason", "PoolExhausted"}})), 1)
+      << "a pool of the same name starts again from zero";
+}
+
 TEST_F(OperatorMetricsTest, ReconcileHistogramAndQueueDepth) {
   metrics_.ObserveReconcile(0.004);
   metrics_.ObserveReconcile(0.2);

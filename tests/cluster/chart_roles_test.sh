@@ -34,6 +34,12 @@ k apply -f "$CHART/crds/" >/dev/null
 k wait --for=condition=Established --timeout=60s crd/budgetsweeps.budgetsweep.dev \
   crd/budgetsweeptrials.budgetsweep.dev crd/budgetpools.budgetsweep.dev >/dev/null
 k create namespace "$NS" >/dev/null
+# Established comes before discovery lists the kinds: until then `auth can-i` cannot resolve the
+# short names (it warns and answers no).
+for _ in $(seq 1 60); do
+  k get bsw,bswt,bsp -n "$NS" >/dev/null 2>&1 && break
+  sleep 0.5
+done
 render "$REL" "$NS" --show-only templates/aggregated-roles.yaml | k apply -f - >/dev/null
 k create rolebinding viewer -n "$NS" --clusterrole=view --user="$VIEWER" >/dev/null
 k create rolebinding editor -n "$NS" --clusterrole=edit --user="$EDITOR" >/dev/null

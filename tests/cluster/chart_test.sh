@@ -116,11 +116,16 @@ needed=(
   "patch budgetsweeps.budgetsweep.dev/status" "update budgetsweeps.budgetsweep.dev/finalizers"
   "create budgetsweeptrials.budgetsweep.dev" "delete budgetsweeptrials.budgetsweep.dev"
   "watch budgetsweeptrials.budgetsweep.dev"
+  "get budgetpools.budgetsweep.dev" "list budgetpools.budgetsweep.dev"
+  "watch budgetpools.budgetsweep.dev" "update budgetpools.budgetsweep.dev/status"
+  "patch budgetpools.budgetsweep.dev/status"
   "create pods" "delete pods" "patch pods" "watch pods" "create events" "patch events"
   "create events.events.k8s.io"
 )
 forbidden=(
   "delete budgetsweeps.budgetsweep.dev" "create budgetsweeps.budgetsweep.dev"
+  "create budgetpools.budgetsweep.dev" "update budgetpools.budgetsweep.dev"
+  "delete budgetpools.budgetsweep.dev"
   "get secrets" "list configmaps" "create pods/exec" "update pods" "create deployments.apps"
   "delete events" "create serviceaccounts/token" "get pods/log"
 )

@@ -227,12 +227,13 @@ int Run(const RunOptions& opts) {
   std::unique_ptr<local::PoolFile> pool;
   if (!opts.pool.empty()) {
     StatusOr<std::unique_ptr<local::PoolFile>> opened =
-        local::PoolFile::Open(opts.pool, spec->name, spec->pool_name, state_dir);
+        local::PoolFile::Open(opts.pool, spec->name, spec->pool_name, state_dir, clock);
     if (!opened.ok()) {
       PrintError(opened.status().message());
       return kExitInvalid;
     }
     pool = std::move(*opened);
+    BindPool(pool->spec(), &*spec);
   } else if (!spec->pool_name.empty()) {
     std::fprintf(stderr,
                  "error: %s: spec.budget.poolRef.name is \"%s\": run it with --pool FILE, the "

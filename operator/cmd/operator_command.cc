@@ -228,6 +228,14 @@ int RunOperator(const OperatorOptions& options) {
     metrics.ObserveReconcile(seconds);
     metrics.SetQueueDepth(depth);
   };
+  hooks.on_pool = [&metrics](const std::string& ns, const std::string& pool,
+                             const nlohmann::json& object) {
+    metrics.ObservePool(ns, pool, object);
+  };
+  hooks.on_pool_denial = [&metrics](const std::string& ns, const std::string& pool,
+                                    const std::string& reason) {
+    metrics.CountPoolDenial(ns, pool, reason);
+  };
   SweepReconciler reconciler(**client, clock, reconciler_options, hooks);
   if (Status s = reconciler.Start(); !s.ok()) return Fail("informers_failed", s);
   synced = true;

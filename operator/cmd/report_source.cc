@@ -69,6 +69,10 @@ StatusOr<ReportInput> LoadClusterSweep(kube::Client& client, const std::string& 
   if (!events.ok()) return events.status();
   json status = sweep->value("status", json::object());
   status.erase("sweepEvents");
+  // A pooled sweep without its own gpuHours: the operator's status has the cap it was bound to.
+  if (spec->budget_gpu_hours <= 0) {
+    spec->budget_gpu_hours = status.value("/budget/gpuHours"_json_pointer, 0.0);
+  }
   if (!status.contains("budget")) {
     StatusOr<json> rebuilt = StatusFromEvents(*spec, *events, now_unix_seconds);
     if (!rebuilt.ok()) return rebuilt.status();

@@ -82,6 +82,12 @@ EventNote Note(const SweepModel&, const event::ThroughputDecided& e) {
           e.reason + ": " + e.message};
 }
 
+// Whether a sweep of status `status` has had trials or probe runs.
+bool Started(const Json& status) {
+  return status.value("/trials/created"_json_pointer, int64_t{0}) > 0 ||
+         status.contains("throughput");
+}
+
 // The other kinds make no Kubernetes Event.
 template <class E>
 EventNote Note(const SweepModel&, const E&) {
@@ -96,9 +102,11 @@ struct SweepReconciler::Runtime {
   std::unique_ptr<kube::PodBackend> backend;
   std::unique_ptr<kube::TrialLog> log;
   std::unique_ptr<MetricSource> metrics;
+  std::unique_ptr<kube::PoolGate> gate;  // with spec.budget.poolRef; outlives the controller
   std::unique_ptr<SweepController> controller;
-  Json object;          // the sweep as last read, for Events
-  Json written_status;  // the status as last written (or read), without `sweepEvents`
+  std::string pool_denial;  // the reason and message of the pool's denial last recorded
+  Json object;              // the sweep as last read, for Events
+  Json written_status;      // the status as last written (or read), without `sweepEvents`
 };
 
 SweepReconciler::SweepReconciler(kube::Client& client, const Clock& clock,
@@ -209,11 +217,9 @@ Status SweepReconciler::Reconcile(const std::string& key) {
   // which an edit that fixes the error is checked against.
   StatusOr<SweepSpec> spec = ParseSweep(*sweep);
   if (!spec.ok()) return ReportInvalid(*sweep, spec.status().message());
-  // Only `budgetsweep run --pool` enforces a BudgetPool so far: a pooled sweep is refused rather
-  // than run without its pool.
-  if (!spec->pool_name.empty()) {
-    return ReportInvalid(*sweep, std::string(kPoolRefUnsupported));
-  }
+  StatusOr<bool> bound = PoolBound(key, *sweep, *spec);
+  if (!bound.ok()) return bound.status();
+  if (!*bound) return OkStatus();
   // A new generation of a sweep this process runs takes effect in its editable fields only. One
   // that changes an immutable field (the CRD's transition rules bypassed, or an object written
   // before them) would re-decide the recorded history: it is refused, and the sweep waits for the
@@ -233,10 +239,21 @@ Status SweepReconciler::Reconcile(const std::string& key) {
   rt.object = *sweep;
 
   StatusOr<Plan> plan = rt.controller->Pass();
+  if (rt.gate && hooks_.on_pool && !rt.gate->pool().object.empty()) {
+    hooks_.on_pool(ns, spec->pool_name, rt.gate->pool().object);
+  }
+  if (kube::IsConflict(plan.status())) {
+    // Another pass wrote the pool since this one read it: nothing was journaled or started, and
+    // the next pass plans on the pool as it now stands.
+    kube::LogEvent("info", "pool_conflict", {{"sweep", key}, {"pool", spec->pool_name}});
+    queue_.Add(key);
+    return OkStatus();
+  }
   if (!plan.ok()) return plan.status();
   for (const Denial& d : plan->denials) {
     kube::LogEvent("info", "admission_denied", {{"sweep", key}, {"message", d.Message()}});
   }
+  RecordPoolDenials(rt, *plan);
   RecordHeldUpTrials(rt, plan->conditions);
   if (Status s = WriteStatus(rt, *sweep, rt.controller->StatusJson()); !s.ok()) return s;
 
@@ -288,6 +305,11 @@ StatusOr<SweepReconciler::Runtime*> SweepReconciler::RuntimeFor(const Json& swee
   planner.deadlines_only_shrink = true;
   rt->controller = std::make_unique<SweepController>(spec, rt->backend.get(), rt->metrics.get(),
                                                      rt->log.get(), &clock_, planner);
+  if (!spec.pool_name.empty()) {
+    rt->gate =
+        std::make_unique<kube::PoolGate>(client_, clock_, spec.namespace_name, spec.pool_name, uid);
+    rt->controller->SetBudgetGate(rt->gate.get());
+  }
   if (Status s = rt->controller->Recover(); !s.ok()) return s;
   Runtime* raw = rt.get();
   rt->controller->OnEvent([this, raw](const Event& e) { RecordEvent(*raw, e); });
@@ -391,11 +413,7 @@ StatusOr<bool> SweepReconciler::CreatorCleared(const std::string& key, const Jso
   // trials or probe runs (a restart, or a sweep from before the check), it goes on.
   const std::string uid = sweep.value("/metadata/uid"_json_pointer, "");
   if (Runtime* running = FindRuntime(key); running != nullptr && running->uid == uid) return true;
-  const Json previous = sweep.value("status", Json::object());
-  if (previous.value("/trials/created"_json_pointer, int64_t{0}) > 0 ||
-      previous.contains("throughput")) {
-    return true;
-  }
+  if (Started(sweep.value("status", Json::object()))) return true;
   StatusOr<CreatorVerdict> verdict = CheckCreatorRights(*options_.creator_reviewer, sweep,
                                                         spec.namespace_name, spec.trial_template);
   if (!verdict.ok()) return verdict.status();
@@ -404,25 +422,10 @@ StatusOr<bool> SweepReconciler::CreatorCleared(const std::string& key, const Jso
     return true;
   }
   queue_.AddAfter(key, options_.creator_recheck_seconds);
-  int64_t generation = sweep.value("/metadata/generation"_json_pointer, int64_t{0});
-  Json conditions =
-      MergeConditions(previous.value("conditions", Json::array()),
-                      {Condition{"CreatorAuthorized", "False", verdict->reason, verdict->message}},
-                      clock_.NowUnixSeconds(), generation);
-  if (previous.value("phase", "") == "Pending" &&
-      previous.value("conditions", Json()) == conditions &&
-      previous.value("observedGeneration", int64_t{-1}) == generation) {
-    return false;
-  }
-  kube::LogEvent("warn", "creator_not_authorized",
-                 {{"sweep", key}, {"reason", verdict->reason}, {"message", verdict->message}});
-  recorder_.Record(sweep, kube::EventType::kWarning, verdict->reason, verdict->message);
-  Json status = {
-      {"observedGeneration", generation}, {"phase", "Pending"}, {"conditions", conditions}};
-  auto [ns, name] = SplitKey(key);
-  StatusOr<Json> written =
-      client_.PatchStatus(kube::kBudgetSweeps, ns, name, {{"status", std::move(status)}});
-  if (!written.ok()) return written.status();
+  Status written = ReportWaiting(
+      sweep, Condition{"CreatorAuthorized", "False", verdict->reason, verdict->message},
+      "creator_not_authorized");
+  if (!written.ok()) return written;
   return false;
 }
 
@@ -440,7 +443,70 @@ Status SweepReconciler::Cleanup(const std::string& ns, const std::string& name) 
     if (Status s = kube::ReleasePod(client_, ns, pod_name); !s.ok()) return s;
     kube::LogEvent("info", "pod_released", {{"sweep", KeyOf(ns, name)}, {"pod", pod_name}});
   }
-  return OkStatus();
+  return kube::SettleDeletedSweep(client_, clock_, ns, name);
+}
+
+StatusOr<bool> SweepReconciler::PoolBound(const std::string& key, const Json& sweep,
+                                          SweepSpec& spec) {
+  if (spec.pool_name.empty()) return true;
+  StatusOr<kube::PoolObject> pool = kube::ReadPool(client_, spec.namespace_name, spec.pool_name);
+  if (pool.ok()) {
+    BindPool(pool->spec, &spec);
+    return true;
+  }
+  const bool missing = kube::IsNotFound(pool.status());
+  if (!missing && pool.status().code() != StatusCode::kInvalidArgument) return pool.status();
+  queue_.AddAfter(key, options_.pool_recheck_seconds);
+  Condition unbound{"PoolBound", "False", missing ? "PoolNotFound" : "InvalidPool",
+                    missing ? "spec.budget.poolRef.name: BudgetPool \"" + spec.pool_name +
+                                  "\" does not exist in namespace " + spec.namespace_name +
+                                  "; the sweep waits for it"
+                            : "spec.budget.poolRef.name: " + pool.status().message()};
+  if (Status s = ReportWaiting(sweep, unbound, "pool_unbound"); !s.ok()) return s;
+  return false;
+}
+
+void SweepReconciler::RecordPoolDenials(Runtime& rt, const Plan& plan) {
+  const SweepSpec& spec = rt.controller->model().spec();
+  std::string denial;
+  for (const Denial& d : plan.denials) {
+    if (!d.reason.starts_with("Pool")) continue;
+    std::string message = "BudgetPool " + spec.pool_name + ": " + d.Message();
+    denial = d.reason + ": " + message;
+    if (denial == rt.pool_denial) break;
+    recorder_.Record(rt.object, kube::EventType::kWarning, d.reason, message);
+    if (rt.gate) {
+      recorder_.Record(rt.gate->pool().object, kube::EventType::kWarning, d.reason,
+                       "sweep " + spec.name + ": " + d.Message());
+    }
+    if (hooks_.on_pool_denial) hooks_.on_pool_denial(spec.namespace_name, spec.pool_name, d.reason);
+    break;
+  }
+  rt.pool_denial = denial;
+}
+
+Status SweepReconciler::ReportWaiting(const Json& sweep, const Condition& condition,
+                                      const char* log_event) {
+  const std::string key = kube::ObjectKey(sweep);
+  auto [ns, name] = SplitKey(key);
+  int64_t generation = sweep.value("/metadata/generation"_json_pointer, int64_t{0});
+  Json previous = sweep.value("status", Json::object());
+  Json conditions = MergeConditions(previous.value("conditions", Json::array()), {condition},
+                                    clock_.NowUnixSeconds(), generation);
+  const bool started = Started(previous);
+  Json status = {{"observedGeneration", generation}, {"conditions", conditions}};
+  if (!started) status["phase"] = "Pending";
+  if (previous.value("conditions", Json()) == conditions &&
+      previous.value("observedGeneration", int64_t{-1}) == generation &&
+      (started || previous.value("phase", "") == "Pending")) {
+    return OkStatus();
+  }
+  kube::LogEvent("warn", log_event,
+                 {{"sweep", key}, {"reason", condition.reason}, {"message", condition.message}});
+  recorder_.Record(sweep, kube::EventType::kWarning, condition.reason, condition.message);
+  StatusOr<Json> written =
+      client_.PatchStatus(kube::kBudgetSweeps, ns, name, {{"status", std::move(status)}});
+  return written.status();
 }
 
 }  // namespace bsw

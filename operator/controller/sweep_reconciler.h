@@ -7,12 +7,12 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <string_view>
 
 #include "operator/adapters/kube/client.h"
 #include "operator/adapters/kube/events.h"
 #include "operator/adapters/kube/informer.h"
 #include "operator/adapters/kube/pod_backend.h"
+#include "operator/adapters/kube/pool_gate.h"
 #include "operator/adapters/kube/trial_log.h"
 #include "operator/adapters/kube/workqueue.h"
 #include "operator/controller/sweep_controller.h"
@@ -21,12 +21,6 @@
 #include "operator/ports/metric_source.h"
 
 namespace bsw {
-
-// The InvalidSpec message of a sweep with spec.budget.poolRef, which the operator does not
-// enforce yet.
-inline constexpr std::string_view kPoolRefUnsupported =
-    "spec.budget.poolRef: the operator does not enforce BudgetPools yet (budgetsweep run --pool "
-    "does); remove poolRef to run this sweep on the cluster";
 
 struct ReconcilerOptions {
   std::string ns;               // the namespace to serve; empty: all
@@ -39,6 +33,8 @@ struct ReconcilerOptions {
   // reconciler. Null: no check.
   AccessReviewer* creator_reviewer = nullptr;
   double creator_recheck_seconds = 30;
+  // How often a sweep whose BudgetPool is missing or invalid looks for it again.
+  double pool_recheck_seconds = 10;
 };
 
 // What the reconciler did, for the operator's own metrics and logs. Any member may be empty;
@@ -56,6 +52,13 @@ struct ReconcilerHooks {
   std::function<void(const std::string& ns, const std::string& sweep, const Status&)>
       on_metrics_error;
   std::function<void(double seconds, size_t queue_depth)> on_reconciled;
+  // A BudgetPool object as a sweep's pass last read or wrote it.
+  std::function<void(const std::string& ns, const std::string& pool, const nlohmann::json&)>
+      on_pool;
+  // A sweep newly denied by its pool (`reason`: PoolExhausted, PoolFairShare, PoolMaxPerSweep):
+  // once until the sweep is admitted again or denied for another reason.
+  std::function<void(const std::string& ns, const std::string& pool, const std::string& reason)>
+      on_pool_denial;
 };
 
 // The BudgetSweep controller on Kubernetes: informers on BudgetSweeps and on trial pods feed a
@@ -70,8 +73,10 @@ struct ReconcilerHooks {
 // (kube::TrialLog); run its trials as pods (kube::PodBackend, budget enforced by
 // activeDeadlineSeconds, so deadlines only ever shrink); read metrics by scraping the pods (or from
 // Prometheus when spec.metrics.prometheus.url is set); write status through /status when it
-// changed; record Kubernetes Events for starts, promotions, stops and the end. A deleted sweep's
-// pods are deleted and released, so none is orphaned.
+// changed; record Kubernetes Events for starts, promotions, stops and the end. A sweep with
+// spec.budget.poolRef admits work through its BudgetPool (kube::PoolGate): its account is written
+// to the pool's status before its pods are created. A deleted sweep's pods are deleted and
+// released, so none is orphaned, and its charge stays in its pool.
 class SweepReconciler {
  public:
   SweepReconciler(kube::Client& client, const Clock& clock, ReconcilerOptions options,
@@ -96,12 +101,23 @@ class SweepReconciler {
  private:
   struct Runtime;
 
+  // Deletes and releases the pods of a deleted sweep and settles its pool accounts.
   Status Cleanup(const std::string& ns, const std::string& name);
   Status ReportInvalid(const nlohmann::json& sweep, const std::string& message);
+  // Writes condition `condition` (and phase Pending while no trial was created) to the sweep's
+  // status with a Warning Event and log line `log_event`, unless the status says so already.
+  Status ReportWaiting(const nlohmann::json& sweep, const Condition& condition,
+                       const char* log_event);
   // Whether the creator of `sweep` may have its trials run (options_.creator_reviewer); when not,
   // records why (condition, Event) and schedules the next check.
   StatusOr<bool> CreatorCleared(const std::string& key, const nlohmann::json& sweep,
                                 const SweepSpec& spec);
+  // Binds a sweep with spec.budget.poolRef to its pool (BindPool): false, with condition PoolBound
+  // False and an Event, while the pool is missing or invalid, and the sweep is looked at again
+  // after options_.pool_recheck_seconds.
+  StatusOr<bool> PoolBound(const std::string& key, const nlohmann::json& sweep, SweepSpec& spec);
+  // The Events, log lines and hooks of the pool's denials in `plan`, once per new denial.
+  void RecordPoolDenials(Runtime& rt, const Plan& plan);
   StatusOr<Runtime*> RuntimeFor(const nlohmann::json& sweep, const SweepSpec& spec);
   Status WriteStatus(Runtime& runtime, const nlohmann::json& sweep, nlohmann::json status);
   // A Warning Event when the plan says a trial is held up before it starts (TrialsScheduled

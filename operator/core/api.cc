@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "operator/core/rfc3339.h"
 #include "operator/core/template_policy.h"
 
 namespace bsw {
@@ -421,15 +422,28 @@ void ParseThroughput(const json& body, std::vector<std::string>* errors, SweepSp
   }
 }
 
+// Server-populated and descriptive metadata is accepted as it is.
+void AcceptServerMetadata(Fields& m) {
+  for (const char* key : {"uid", "resourceVersion", "creationTimestamp", "labels", "annotations",
+                          "finalizers", "managedFields", "deletionTimestamp",
+                          "deletionGracePeriodSeconds", "ownerReferences", "generateName"}) {
+    m.Has(key);
+  }
+}
+
 void ParseSpec(const json& body, std::vector<std::string>* errors, SweepSpec* spec) {
   Fields f(body, "spec", errors);
 
   if (const json* budget = f.Object("budget", true)) {
     Fields b(*budget, "spec.budget", errors);
-    if (std::optional<double> h = b.Number("gpuHours", true)) {
+    // Without its own gpuHours a pooled sweep is capped by the pool's (BindPool).
+    bool pooled = budget->is_object() && budget->contains("poolRef");
+    if (std::optional<double> h = b.Number("gpuHours", false)) {
       if (*h <= 0)
         b.Error("gpuHours", "must be greater than 0, got " + budget->at("gpuHours").dump());
       spec->budget_gpu_hours = *h;
+    } else if (!pooled) {
+      b.Error("gpuHours", "required unless poolRef names a BudgetPool");
     }
     if (const json* ref = b.Object("poolRef", false)) {
       Fields r(*ref, "spec.budget.poolRef", errors);
@@ -614,12 +628,7 @@ StatusOr<SweepSpec> ParseSweep(const nlohmann::json& object) {
     }
     spec.namespace_name = m.String("namespace", false).value_or("");
     if (std::optional<int64_t> g = m.Integer("generation", false)) spec.generation = *g;
-    // Server-populated and descriptive metadata is accepted as it is.
-    for (const char* key : {"uid", "resourceVersion", "creationTimestamp", "labels", "annotations",
-                            "finalizers", "managedFields", "deletionTimestamp",
-                            "deletionGracePeriodSeconds", "ownerReferences", "generateName"}) {
-      m.Has(key);
-    }
+    AcceptServerMetadata(m);
     m.Finish();
   }
   if (const json* body = top.Object("spec", true)) ParseSpec(*body, &errors, &spec);
@@ -645,7 +654,9 @@ StatusOr<PoolSpec> ParsePool(const nlohmann::json& object) {
       if (!IsDnsLabel(*name, 253)) m.Error("name", "must be a DNS label, got \"" + *name + "\"");
       pool.name = *name;
     }
-    for (const char* key : {"namespace", "labels", "annotations"}) m.Has(key);
+    m.Has("namespace");
+    m.Has("generation");
+    AcceptServerMetadata(m);
     m.Finish();
   }
   if (const json* body = top.Object("spec", true)) {
@@ -662,12 +673,101 @@ StatusOr<PoolSpec> ParsePool(const nlohmann::json& object) {
       }
       pool.max_per_sweep_gpu_hours = *h;
     }
+    if (std::optional<std::string> period = f.String("period", false)) {
+      if (*period != "calendarMonth" && !PeriodSeconds(*period)) {
+        f.Error("period",
+                "must be calendarMonth or a duration in m, h or d such as 720h or 30d, "
+                "got \"" +
+                    *period + "\"");
+      }
+      pool.period = *period;
+    }
     f.Finish();
   }
   top.Has("status");
   top.Finish();
   if (Status s = ErrorsStatus(errors); !s.ok()) return s;
   return pool;
+}
+
+void BindPool(const PoolSpec& pool, SweepSpec* spec) {
+  if (spec->budget_gpu_hours <= 0) spec->budget_gpu_hours = pool.gpu_hours;
+}
+
+namespace {
+
+// A time of the pool's state at `key`, as PoolStateJson writes it.
+std::optional<double> TimeField(Fields& f, const std::string& key) {
+  std::optional<std::string> text = f.String(key, true);
+  if (!text) return std::nullopt;
+  std::optional<double> t = ParseRfc3339(*text);
+  if (!t) f.Error(key, "must be a UTC time such as 2026-12-01T00:00:00Z, got \"" + *text + "\"");
+  return t;
+}
+
+}  // namespace
+
+StatusOr<PoolState> ParsePoolState(const nlohmann::json& state, const std::string& where) {
+  std::vector<std::string> errors;
+  PoolState out;
+  if (!state.is_object()) {
+    return InvalidArgumentError(where + ": must be an object, got " + Fields::Describe(state));
+  }
+  Fields top(state, where, &errors);
+  for (const char* key : {"usedGpuHours", "reservedGpuHours", "remainingGpuHours", "activeSweeps",
+                          "conditions", "observedGeneration", "pool"}) {
+    top.Has(key);  // derived, or the writer's own: read again from the accounts
+  }
+  if (const json* sweeps = top.Get("sweeps")) {
+    if (!sweeps->is_array())
+      top.Error("sweeps", "must be a list, got " + Fields::Describe(*sweeps));
+    for (size_t i = 0; sweeps->is_array() && i < sweeps->size(); ++i) {
+      Fields a((*sweeps)[i], top.PathOf("sweeps") + "[" + std::to_string(i) + "]", &errors);
+      if (!(*sweeps)[i].is_object()) {
+        top.ItemError("sweeps", i, "must be an object");
+        continue;
+      }
+      std::optional<std::string> key = a.String("key", true);
+      PoolAccount account;
+      account.sweep = a.String("sweep", true).value_or("");
+      account.used_device_seconds = a.Number("usedDeviceSeconds", true).value_or(0);
+      account.reserved_device_seconds = a.Number("reservedDeviceSeconds", true).value_or(0);
+      account.carried_device_seconds = a.Number("carriedDeviceSeconds", false).value_or(0);
+      account.active = a.Bool("active").value_or(false);
+      account.starved = a.Bool("starved").value_or(false);
+      a.Finish();
+      if (key && !out.accounts.emplace(*key, account).second) {
+        top.ItemError("sweeps", i, "a second account of key \"" + *key + "\"");
+      }
+    }
+  }
+  if (const json* period = top.Object("period", false)) {
+    Fields p(*period, top.PathOf("period"), &errors);
+    out.period_start = TimeField(p, "start");
+    out.period_end = TimeField(p, "end");
+    p.Finish();
+  }
+  if (const json* past = top.Get("previousPeriods")) {
+    if (!past->is_array()) {
+      top.Error("previousPeriods", "must be a list, got " + Fields::Describe(*past));
+    }
+    for (size_t i = 0; past->is_array() && i < past->size(); ++i) {
+      if (!(*past)[i].is_object()) {
+        top.ItemError("previousPeriods", i, "must be an object");
+        continue;
+      }
+      Fields p((*past)[i], top.PathOf("previousPeriods") + "[" + std::to_string(i) + "]", &errors);
+      PastPeriod ended;
+      ended.start = TimeField(p, "start").value_or(0);
+      ended.end = TimeField(p, "end").value_or(0);
+      ended.used_device_seconds = p.Number("usedGpuHours", true).value_or(0) * 3600;
+      p.Finish();
+      out.past.push_back(ended);
+    }
+  }
+  top.Finish();
+  if (Status s = ErrorsStatus(errors); !s.ok()) return s;
+  return out;
 }
 
 bool IsDnsLabel(std::string_view name, size_t max_length) {

@@ -103,6 +103,14 @@ StatusOr<SweepSpec> ParseSweep(const nlohmann::json& object);
 // Reads and validates a BudgetPool object the same way.
 StatusOr<PoolSpec> ParsePool(const nlohmann::json& object);
 
+// A pooled sweep without its own spec.budget.gpuHours is capped by the pool's gpuHours.
+void BindPool(const PoolSpec& pool, SweepSpec* spec);
+
+// Reads a pool's state as PoolStateJson writes it (a BudgetPool's status, a pool ledger); errors
+// name the field under `where` (e.g. "status"). Derived fields (the totals, conditions) are not
+// read: they follow from the accounts.
+StatusOr<PoolState> ParsePoolState(const nlohmann::json& state, const std::string& where);
+
 // Whether `name` is an RFC 1123 DNS label of at most `max_length` characters: lower-case letters,
 // digits and '-', starting and ending with a letter or digit.
 bool IsDnsLabel(std::string_view name, size_t max_length = 63);

@@ -1,7 +1,12 @@
 #include "operator/core/pool.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <ctime>
 #include <vector>
+
+#include "operator/core/rfc3339.h"
 
 namespace bsw {
 
@@ -12,7 +17,8 @@ double PoolHeld(const PoolAccounts& accounts) {
 }
 
 PoolCap CapOf(const PoolSpec& pool, const PoolAccounts& accounts, const std::string& key,
-              double held) {
+              double held_device_seconds) {
+  double held = held_device_seconds;  // in the current period, once the carried part is off
   const double budget = pool.gpu_hours * 3600;
   double others_held = 0;
   double others_reserved = 0;
@@ -22,6 +28,7 @@ PoolCap CapOf(const PoolSpec& pool, const PoolAccounts& accounts, const std::str
   for (const auto& [k, account] : accounts) {
     if (k == key) {
       starved = account.starved;
+      held -= account.carried_device_seconds;
       continue;
     }
     others_held += account.held();
@@ -50,18 +57,128 @@ PoolCap CapOf(const PoolSpec& pool, const PoolAccounts& accounts, const std::str
 
   PoolCap cap;
   if (share < std::min(pool_left, sweep_left)) {
-    cap.cap_device_seconds = held + share;
+    cap.cap_device_seconds = held_device_seconds + share;
     cap.limit = "PoolFairShare";
     cap.waits = true;
   } else if (sweep_left < pool_left) {
-    cap.cap_device_seconds = held + sweep_left;
+    cap.cap_device_seconds = held_device_seconds + sweep_left;
     cap.limit = "PoolMaxPerSweep";  // the sweep's own: nothing comes back
   } else {
-    cap.cap_device_seconds = held + pool_left;
+    cap.cap_device_seconds = held_device_seconds + pool_left;
     cap.limit = "PoolExhausted";
     cap.waits = others_reserved > 0;
   }
   return cap;
+}
+
+std::optional<double> PeriodSeconds(const std::string& period) {
+  if (period.size() < 2) return std::nullopt;
+  double unit = 0;
+  switch (period.back()) {
+    case 'm':
+      unit = 60;
+      break;
+    case 'h':
+      unit = 3600;
+      break;
+    case 'd':
+      unit = 86400;
+      break;
+    default:
+      return std::nullopt;
+  }
+  int64_t count = 0;
+  const char* end = period.data() + period.size() - 1;
+  auto [stop, ec] = std::from_chars(period.data(), end, count);
+  if (ec != std::errc() || stop != end || count <= 0 || period.front() == '0') return std::nullopt;
+  return static_cast<double>(count) * unit;
+}
+
+namespace {
+
+// The UTC calendar month that `now` falls in, as [start, end).
+std::pair<double, double> MonthOf(double now) {
+  const auto t = static_cast<std::time_t>(std::floor(now));
+  std::tm utc{};
+  gmtime_r(&t, &utc);
+  std::tm first{};
+  first.tm_year = utc.tm_year;
+  first.tm_mon = utc.tm_mon;
+  first.tm_mday = 1;
+  std::tm next = first;
+  next.tm_mon += 1;  // timegm carries December into January
+  return {static_cast<double>(timegm(&first)), static_cast<double>(timegm(&next))};
+}
+
+}  // namespace
+
+void RollPeriod(const PoolSpec& pool, double now, PoolState* state) {
+  if (pool.period.empty()) return;
+  if (state->period_end && now < *state->period_end) return;
+  double start = now;
+  double end = now;
+  if (std::optional<double> length = PeriodSeconds(pool.period)) {
+    if (state->period_start && *state->period_start <= now) {
+      start = *state->period_start + std::floor((now - *state->period_start) / *length) * *length;
+    }
+    end = start + *length;
+  } else {
+    std::tie(start, end) = MonthOf(now);
+  }
+  if (state->period_start) {
+    PastPeriod ended{.start = *state->period_start, .end = *state->period_end};
+    for (const auto& [key, account] : state->accounts) {
+      ended.used_device_seconds += account.used_device_seconds - account.carried_device_seconds;
+    }
+    state->past.insert(state->past.begin(), ended);
+    if (state->past.size() > kMaxPastPeriods) state->past.resize(kMaxPastPeriods);
+  }
+  std::erase_if(state->accounts, [](const auto& entry) {
+    return !entry.second.active && entry.second.reserved_device_seconds <= 0;
+  });
+  for (auto& [key, account] : state->accounts) {
+    account.carried_device_seconds = account.used_device_seconds;
+  }
+  state->period_start = start;
+  state->period_end = end;
+}
+
+nlohmann::json PoolStateJson(const PoolSpec& pool, const PoolState& state) {
+  using nlohmann::json;
+  double used = 0;
+  double reserved = 0;
+  int64_t active = 0;
+  json sweeps = json::array();
+  for (const auto& [key, a] : state.accounts) {
+    used += a.used_device_seconds - a.carried_device_seconds;
+    reserved += a.reserved_device_seconds;
+    active += a.active ? 1 : 0;
+    sweeps.push_back({{"key", key},
+                      {"sweep", a.sweep},
+                      {"usedDeviceSeconds", a.used_device_seconds},
+                      {"reservedDeviceSeconds", a.reserved_device_seconds},
+                      {"carriedDeviceSeconds", a.carried_device_seconds},
+                      {"active", a.active},
+                      {"starved", a.starved}});
+  }
+  json out = {{"usedGpuHours", used / 3600},
+              {"reservedGpuHours", reserved / 3600},
+              {"remainingGpuHours", std::max(0.0, pool.gpu_hours - (used + reserved) / 3600)},
+              {"activeSweeps", active},
+              {"sweeps", std::move(sweeps)}};
+  if (!pool.period.empty() && state.period_start && state.period_end) {
+    out["period"] = {{"start", Rfc3339(*state.period_start)}, {"end", Rfc3339(*state.period_end)}};
+  }
+  if (!state.past.empty()) {
+    json past = json::array();
+    for (const PastPeriod& p : state.past) {
+      past.push_back({{"start", Rfc3339(p.start)},
+                      {"end", Rfc3339(p.end)},
+                      {"usedGpuHours", p.used_device_seconds / 3600}});
+    }
+    out["previousPeriods"] = std::move(past);
+  }
+  return out;
 }
 
 }  // namespace bsw

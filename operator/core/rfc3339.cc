@@ -29,4 +29,17 @@ std::string Rfc3339(double unix_seconds, bool microseconds) {
   return buffer;
 }
 
+std::optional<double> ParseRfc3339(const std::string& text) {
+  std::tm tm{};
+  int consumed = 0;
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &consumed) != 6 ||
+      text.empty() || text.back() != 'Z' || consumed != 19) {
+    return std::nullopt;
+  }
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return static_cast<double>(timegm(&tm));
+}
+
 }  // namespace bsw

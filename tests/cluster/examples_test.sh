@@ -2,8 +2,7 @@
 # Every file under examples/ (the sweeps, and the objects they need such as examples/pvc/) is
 # accepted by a server-side dry run against the BudgetSweep CRD on the test cluster, in a namespace
 # that enforces Pod Security "restricted". `budgetsweep validate` checks the sweeps offline
-# (tests/e2e/examples_test.sh), and a BudgetPool file is local only. Without KUBECONFIG it skips
-# (exit 77).
+# (tests/e2e/examples_test.sh). Without KUBECONFIG it skips (exit 77).
 set -euo pipefail
 if [ -z "${KUBECONFIG:-}" ]; then
   echo "SKIP: KUBECONFIG is not set (eval \"\$(tests/cluster/up.sh | tail -1)\")"
@@ -16,18 +15,14 @@ k() { kubectl --cache-dir="$TMP/kube-cache" --request-timeout=30s "$@"; }
 trap 'k delete namespace "$NS" --wait=false >/dev/null 2>&1 || true; rm -rf "$TMP"' EXIT
 
 k apply -f "$ROOT/crds/" >/dev/null
-k wait --for=condition=Established --timeout=60s crd/budgetsweeps.budgetsweep.dev >/dev/null
+k wait --for=condition=Established --timeout=60s crd/budgetsweeps.budgetsweep.dev \
+  crd/budgetpools.budgetsweep.dev >/dev/null
 k create namespace "$NS" >/dev/null
 k label namespace "$NS" pod-security.kubernetes.io/enforce=restricted >/dev/null
 
 status=0 count=0
 while IFS= read -r f; do
   count=$((count + 1))
-  # A BudgetPool file is for `budgetsweep run --pool` only until the cluster has the kind (#21).
-  if grep -q '^kind: BudgetPool$' "$f"; then
-    echo "skip ${f#"$ROOT"/}: a BudgetPool, for local runs only (no BudgetPool CRD on a cluster yet)"
-    continue
-  fi
   if out=$(k apply --dry-run=server -n "$NS" -f "$f" 2>&1); then
     echo "ok   ${f#"$ROOT"/}: $out"
   else

@@ -97,15 +97,15 @@ for name in ("alpha", "beta", "gamma"):
     print(f"{name}: {charge:.2f} device-seconds")
     total += charge
 ledger = json.load(open(f"{work}/pool.yaml.ledger.json"))
-used = sum(a["usedDeviceSeconds"] for a in ledger["sweeps"].values())
-reserved = sum(a["reservedDeviceSeconds"] for a in ledger["sweeps"].values())
+used = sum(a["usedDeviceSeconds"] for a in ledger["sweeps"])
+reserved = sum(a["reservedDeviceSeconds"] for a in ledger["sweeps"])
 print(f"sum of charges {total:.2f} of {pool_hours * 3600:.1f} device-seconds; "
       f"ledger: used {used:.2f}, reserved {reserved:.2f}, {len(ledger['sweeps'])} sweeps")
 assert total <= pool_hours * 3600, "the sweeps' charges exceed the pool"
 assert total >= 0.5 * pool_hours * 3600, "less than half the pool was used"
 assert len(ledger["sweeps"]) == 3, "the ledger does not hold one account per sweep"
 assert reserved == 0, "finished sweeps still hold reservations"
-assert not any(a["active"] for a in ledger["sweeps"].values()), "a finished sweep is active"
+assert not any(a["active"] for a in ledger["sweeps"]), "a finished sweep is active"
 assert abs(used - total) < 0.05, "the ledger disagrees with the segments' times"
 PY
 assert_no_trial_processes

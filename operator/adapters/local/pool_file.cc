@@ -34,31 +34,10 @@ bool RunnerAlive(const std::string& dir) {
   return alive;
 }
 
-json AccountJson(const PoolAccount& a) {
-  return {{"sweep", a.sweep},
-          {"usedDeviceSeconds", a.used_device_seconds},
-          {"reservedDeviceSeconds", a.reserved_device_seconds},
-          {"active", a.active},
-          {"starved", a.starved}};
-}
-
-StatusOr<PoolAccounts> ParseLedger(const std::string& text, const std::string& path) {
+StatusOr<PoolState> ParseLedger(const std::string& text, const std::string& path) {
   json doc = json::parse(text, nullptr, false);
-  if (!doc.is_object() || !doc.contains("sweeps") || !doc["sweeps"].is_object()) {
-    return InvalidArgumentError(path + ": not a pool ledger (an object with \"sweeps\")");
-  }
-  PoolAccounts accounts;
-  for (const auto& [key, a] : doc["sweeps"].items()) {
-    bool valid = a.is_object() && a.value("sweep", json()).is_string() &&
-                 a.value("usedDeviceSeconds", json()).is_number() &&
-                 a.value("reservedDeviceSeconds", json()).is_number() &&
-                 a.value("active", json()).is_boolean() && a.value("starved", json()).is_boolean();
-    if (!valid) return InvalidArgumentError(path + ": sweeps." + key + ": not a sweep's account");
-    accounts[key] = PoolAccount{a["sweep"].get<std::string>(), a["usedDeviceSeconds"].get<double>(),
-                                a["reservedDeviceSeconds"].get<double>(), a["active"].get<bool>(),
-                                a["starved"].get<bool>()};
-  }
-  return accounts;
+  if (doc.is_discarded()) return InvalidArgumentError(path + ": not JSON");
+  return ParsePoolState(doc, path);
 }
 
 // fsyncs directory `dir`, so that a rename into it survives a power loss.
@@ -85,7 +64,8 @@ StatusOr<PoolSpec> ReadPoolFile(const std::string& path) {
 StatusOr<std::unique_ptr<PoolFile>> PoolFile::Open(const std::string& path,
                                                    const std::string& sweep_name,
                                                    const std::string& pool_ref,
-                                                   const std::string& state_dir) {
+                                                   const std::string& state_dir,
+                                                   const Clock& clock) {
   StatusOr<PoolSpec> spec = ReadPoolFile(path);
   if (!spec.ok()) return spec.status();
   if (!pool_ref.empty() && pool_ref != spec->name) {
@@ -113,13 +93,18 @@ StatusOr<std::unique_ptr<PoolFile>> PoolFile::Open(const std::string& path,
     close(lock_fd);
     return error;
   }
-  std::unique_ptr<PoolFile> pool(new PoolFile(path, dir.string(), lock_fd, runner_fd));
+  std::unique_ptr<PoolFile> pool(new PoolFile(path, dir.string(), lock_fd, runner_fd, clock));
   pool->spec_ = *spec;
   return pool;
 }
 
-PoolFile::PoolFile(std::string path, std::string key, int lock_fd, int runner_fd)
-    : path_(std::move(path)), key_(std::move(key)), lock_fd_(lock_fd), runner_fd_(runner_fd) {}
+PoolFile::PoolFile(std::string path, std::string key, int lock_fd, int runner_fd,
+                   const Clock& clock)
+    : path_(std::move(path)),
+      key_(std::move(key)),
+      lock_fd_(lock_fd),
+      runner_fd_(runner_fd),
+      clock_(clock) {}
 
 PoolFile::~PoolFile() {
   close(lock_fd_);
@@ -135,25 +120,29 @@ StatusOr<PoolCap> PoolFile::Acquire(double held) {
   StatusOr<PoolSpec> spec = ReadPoolFile(path_);
   std::string ledger_path = path_ + ".ledger.json";
   StatusOr<std::string> text = ReadFile(ledger_path);
-  StatusOr<PoolAccounts> accounts = text.status().code() == StatusCode::kNotFound ? PoolAccounts{}
-                                    : text.ok() ? ParseLedger(*text, ledger_path)
-                                                : StatusOr<PoolAccounts>(text.status());
-  if (!spec.ok() || !accounts.ok()) {
+  StatusOr<PoolState> state = text.status().code() == StatusCode::kNotFound ? PoolState{}
+                              : text.ok() ? ParseLedger(*text, ledger_path)
+                                          : StatusOr<PoolState>(text.status());
+  if (!spec.ok() || !state.ok()) {
     Unlock();
-    return spec.ok() ? accounts.status() : spec.status();
+    return spec.ok() ? state.status() : spec.status();
   }
   spec_ = *spec;
-  accounts_ = std::move(*accounts);
-  for (auto& [key, account] : accounts_) {
+  state_ = std::move(*state);
+  RollPeriod(spec_, clock_.NowUnixSeconds(), &state_);
+  for (auto& [key, account] : state_.accounts) {
     if (key != key_ && account.active && !RunnerAlive(key)) account.active = false;
   }
-  return CapOf(spec_, accounts_, key_, held);
+  return CapOf(spec_, state_.accounts, key_, held);
 }
 
 Status PoolFile::Commit(const PoolAccount& account) {
-  accounts_[key_] = account;
-  json doc = {{"pool", spec_.name}, {"sweeps", json::object()}};
-  for (const auto& [key, a] : accounts_) doc["sweeps"][key] = AccountJson(a);
+  PoolAccount& mine = state_.accounts[key_];
+  mine = PoolAccount{
+      account.sweep,   account.used_device_seconds, account.reserved_device_seconds, account.active,
+      account.starved, mine.carried_device_seconds};
+  json doc = PoolStateJson(spec_, state_);
+  doc["pool"] = spec_.name;
   fs::path ledger_path = path_ + ".ledger.json";
   Status written = WriteFileAtomically(ledger_path, doc.dump(2) + "\n");
   if (written.ok()) written = SyncDirectory(fs::absolute(ledger_path).parent_path());

@@ -7,6 +7,7 @@
 #include "base/status.h"
 #include "operator/core/pool.h"
 #include "operator/ports/budget_gate.h"
+#include "operator/ports/clock.h"
 
 namespace bsw::local {
 
@@ -24,35 +25,37 @@ class PoolFile : public BudgetGate {
  public:
   // Reads and checks the pool file (errors name it and the field), and binds sweep `sweep_name`
   // of state directory `state_dir` to it, taking the state directory's runner lock. `pool_ref`
-  // is the sweep's spec.budget.poolRef.name, if any, which must name this pool.
+  // is the sweep's spec.budget.poolRef.name, if any, which must name this pool. `clock` dates the
+  // pool's periods and must outlive the PoolFile.
   static StatusOr<std::unique_ptr<PoolFile>> Open(const std::string& path,
                                                   const std::string& sweep_name,
                                                   const std::string& pool_ref,
-                                                  const std::string& state_dir);
+                                                  const std::string& state_dir, const Clock& clock);
   ~PoolFile() override;
   PoolFile(const PoolFile&) = delete;
   PoolFile& operator=(const PoolFile&) = delete;
 
   // Takes FILE.lock, reads the pool (edits of its spec apply from the next pass) and the ledger,
-  // and returns this sweep's cap.
+  // starts a new period if spec.period says so (RollPeriod), and returns this sweep's cap.
   StatusOr<PoolCap> Acquire(double held_device_seconds) override;
   // Writes the ledger with this sweep's account (fsynced, replaced atomically), then unlocks.
   Status Commit(const PoolAccount& account) override;
 
   const PoolSpec& spec() const { return spec_; }
   // The accounts as the last Acquire read them, this sweep's as it last committed it.
-  const PoolAccounts& accounts() const { return accounts_; }
+  const PoolAccounts& accounts() const { return state_.accounts; }
 
  private:
-  PoolFile(std::string path, std::string key, int lock_fd, int runner_fd);
+  PoolFile(std::string path, std::string key, int lock_fd, int runner_fd, const Clock& clock);
   void Unlock();
 
   std::string path_;
   std::string key_;
   int lock_fd_;
   int runner_fd_;
+  const Clock& clock_;
   PoolSpec spec_;
-  PoolAccounts accounts_;
+  PoolState state_;
 };
 
 // The pool in `path`, checked; errors name the file and the field.

@@ -1,7 +1,6 @@
 #ifndef BSW_CMD_KUBECTL_FORMAT_H_
 #define BSW_CMD_KUBECTL_FORMAT_H_
 
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,10 +20,6 @@ std::string BudgetBar(double used_gpu_hours, double reserved_gpu_hours, double b
 // A duration as kubectl's AGE column shows it: "45s" under two minutes, then "3m20s", "42m",
 // "5h10m", "30h", "3d4h", "120d", "2y30d". Negative durations are "0s".
 std::string HumanDuration(double seconds);
-
-// Unix seconds of an RFC 3339 UTC time as the API writes them ("2026-05-01T12:00:00Z", fraction
-// ignored); nullopt when it does not parse.
-std::optional<double> ParseApiTime(const std::string& text);
 
 // printf-style formatting of one number.
 std::string FormatNumber(const char* format, double value);

@@ -7,6 +7,7 @@
 
 #include "operator/cmd/kubectl/format.h"
 #include "operator/core/reason.h"
+#include "operator/core/rfc3339.h"
 #include "operator/core/search_space.h"
 
 namespace bsw::kubectl {
@@ -178,7 +179,7 @@ std::string SweepListTable(const json& sweeps, bool all_namespaces, double now_u
                FormatNumber("%.0f", NumberAt(sweep, "/status/trials/created", 0));
     }
     std::optional<double> created =
-        ParseApiTime(StringAt(sweep, "/metadata/creationTimestamp", ""));
+        ParseRfc3339(StringAt(sweep, "/metadata/creationTimestamp", ""));
     Row row = {StringAt(sweep, "/metadata/name", "-"),
                StringAt(sweep, "/status/phase", "-"),
                Budget(sweep, kListBarWidth),

@@ -12,6 +12,9 @@
 #include <fstream>
 #include <string>
 
+#include "nlohmann/json.hpp"
+#include "tests/mocks/fake_clock.h"
+
 namespace bsw::local {
 namespace {
 
@@ -27,11 +30,11 @@ class PoolFileTest : public ::testing::Test {
     pool_ = (dir_ / "pool.yaml").string();
     WritePool("1");
   }
-  void WritePool(const std::string& gpu_hours) {
+  void WritePool(const std::string& gpu_hours, const std::string& more = "") {
     Write(pool_,
           "apiVersion: budgetsweep.dev/v1alpha1\nkind: BudgetPool\nmetadata: {name: team}\n"
           "spec: {gpuHours: " +
-              gpu_hours + "}\n");
+              gpu_hours + more + "}\n");
   }
   void TearDown() override { fs::remove_all(dir_); }
 
@@ -43,7 +46,8 @@ class PoolFileTest : public ::testing::Test {
     return (dir_ / name).string();
   }
   std::unique_ptr<PoolFile> Open(const std::string& sweep) {
-    StatusOr<std::unique_ptr<PoolFile>> pool = PoolFile::Open(pool_, sweep, "", StateDir(sweep));
+    StatusOr<std::unique_ptr<PoolFile>> pool =
+        PoolFile::Open(pool_, sweep, "", StateDir(sweep), clock_);
     EXPECT_TRUE(pool.ok()) << pool.status().message();
     return pool.ok() ? std::move(*pool) : nullptr;
   }
@@ -56,6 +60,7 @@ class PoolFileTest : public ::testing::Test {
     return cap.ok() ? *cap : PoolCap{};
   }
 
+  FakeClock clock_{1'764'547'200};  // 2025-12-01T00:00:00Z
   fs::path dir_;
   std::string pool_;
 };
@@ -79,7 +84,7 @@ TEST_F(PoolFileTest, ARunKilledWithKillDashNineStaysChargedButTakesNoPart) {
   pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    StatusOr<std::unique_ptr<PoolFile>> pool = PoolFile::Open(pool_, "killed", "", state);
+    StatusOr<std::unique_ptr<PoolFile>> pool = PoolFile::Open(pool_, "killed", "", state, clock_);
     if (!pool.ok() || !(*pool)->Acquire(0).ok()) _exit(1);
     if (!(*pool)->Commit(PoolAccount{.sweep = "killed", .reserved_device_seconds = 600}).ok())
       _exit(1);
@@ -94,7 +99,7 @@ TEST_F(PoolFileTest, ARunKilledWithKillDashNineStaysChargedButTakesNoPart) {
   // Alive: its part (1800, of which it holds 600) is kept for it.
   EXPECT_DOUBLE_EQ(Reserve(*b, "b", 0).cap_device_seconds, 3600 - 600 - 1200);
   // A second run of the same sweep is refused while the first lives.
-  StatusOr<std::unique_ptr<PoolFile>> twice = PoolFile::Open(pool_, "killed", "", state);
+  StatusOr<std::unique_ptr<PoolFile>> twice = PoolFile::Open(pool_, "killed", "", state, clock_);
   EXPECT_THAT(twice.status().message(), HasSubstr("another budgetsweep run is running"));
 
   kill(child, SIGKILL);
@@ -105,7 +110,7 @@ TEST_F(PoolFileTest, ARunKilledWithKillDashNineStaysChargedButTakesNoPart) {
   EXPECT_DOUBLE_EQ(Reserve(*b, "b", 0).cap_device_seconds, 3600 - 600);
   EXPECT_FALSE(b->accounts().at(fs::canonical(state).string()).active);
   // Resumed: the new run settles the account to what the sweep holds.
-  StatusOr<std::unique_ptr<PoolFile>> resumed = PoolFile::Open(pool_, "killed", "", state);
+  StatusOr<std::unique_ptr<PoolFile>> resumed = PoolFile::Open(pool_, "killed", "", state, clock_);
   ASSERT_TRUE(resumed.ok()) << resumed.status().message();
   ASSERT_TRUE((*resumed)->Acquire(250).ok());
   ASSERT_TRUE((*resumed)->Commit(PoolAccount{.sweep = "killed", .used_device_seconds = 250}).ok());
@@ -114,26 +119,55 @@ TEST_F(PoolFileTest, ARunKilledWithKillDashNineStaysChargedButTakesNoPart) {
 
 TEST_F(PoolFileTest, BadFilesAreNamed) {
   WritePool("0");
-  StatusOr<std::unique_ptr<PoolFile>> bad = PoolFile::Open(pool_, "a", "", StateDir("a"));
+  StatusOr<std::unique_ptr<PoolFile>> bad = PoolFile::Open(pool_, "a", "", StateDir("a"), clock_);
   EXPECT_THAT(bad.status().message(), HasSubstr(pool_ + " is not a valid BudgetPool"));
   EXPECT_THAT(bad.status().message(), HasSubstr("spec.gpuHours: must be greater than 0, got 0"));
 
   WritePool("1");
-  StatusOr<std::unique_ptr<PoolFile>> other = PoolFile::Open(pool_, "a", "team-b", StateDir("a"));
+  StatusOr<std::unique_ptr<PoolFile>> other =
+      PoolFile::Open(pool_, "a", "team-b", StateDir("a"), clock_);
   EXPECT_THAT(other.status().message(),
               HasSubstr("the pool is \"team\", but spec.budget.poolRef.name of sweep \"a\" is "
                         "\"team-b\""));
 
   std::unique_ptr<PoolFile> a = Open("a");
   ASSERT_TRUE(a);
-  Write(pool_ + ".ledger.json", "{\"sweeps\": {\"x\": {\"sweep\": 1}}}");
+  Write(pool_ + ".ledger.json", "{\"sweeps\": [{\"key\": \"x\", \"sweep\": 1}]}");
   StatusOr<PoolCap> cap = a->Acquire(0);
   EXPECT_THAT(cap.status().message(),
-              HasSubstr(pool_ + ".ledger.json: sweeps.x: not a sweep's account"));
+              HasSubstr(pool_ + ".ledger.json.sweeps[0].sweep: must be a string, got number 1"));
+  EXPECT_THAT(cap.status().message(),
+              HasSubstr(pool_ + ".ledger.json.sweeps[0].usedDeviceSeconds: required"));
   // The gate was given back: a fixed ledger is read at once.
   fs::remove(pool_ + ".ledger.json");
   EXPECT_TRUE(a->Acquire(0).ok());
   EXPECT_TRUE(a->Commit(PoolAccount{.sweep = "a"}).ok());
+}
+
+TEST_F(PoolFileTest, APeriodStartsTheUsedAgainFromZeroAndKeepsTheOneThatEnded) {
+  WritePool("1", ", period: calendarMonth");
+  std::unique_ptr<PoolFile> a = Open("a");
+  ASSERT_TRUE(a);
+  ASSERT_TRUE(a->Acquire(0).ok());
+  ASSERT_TRUE(a->Commit(PoolAccount{.sweep = "a", .used_device_seconds = 3000}).ok());
+  // Later in December the pool has 600 left.
+  clock_.Advance(20 * 86400);
+  EXPECT_DOUBLE_EQ(a->Acquire(3000)->cap_device_seconds, 3600);
+  ASSERT_TRUE(a->Commit(PoolAccount{.sweep = "a", .used_device_seconds = 3000}).ok());
+  // In January all of it again, on top of what the sweep used before.
+  clock_.Advance(15 * 86400);
+  EXPECT_DOUBLE_EQ(a->Acquire(3000)->cap_device_seconds, 3000 + 3600);
+  ASSERT_TRUE(a->Commit(PoolAccount{.sweep = "a", .used_device_seconds = 3100}).ok());
+  std::ifstream in(pool_ + ".ledger.json");
+  nlohmann::json ledger = nlohmann::json::parse(in);
+  EXPECT_EQ(ledger["period"],
+            nlohmann::json({{"start", "2026-01-01T00:00:00Z"}, {"end", "2026-02-01T00:00:00Z"}}));
+  ASSERT_EQ(ledger["previousPeriods"].size(), 1u);
+  const nlohmann::json& december = ledger["previousPeriods"][0];
+  EXPECT_EQ(december["start"], "2025-12-01T00:00:00Z");
+  EXPECT_EQ(december["end"], "2026-01-01T00:00:00Z");
+  EXPECT_DOUBLE_EQ(december["usedGpuHours"].get<double>(), 3000.0 / 3600);
+  EXPECT_DOUBLE_EQ(ledger["usedGpuHours"].get<double>(), 100.0 / 3600);
 }
 
 }  // namespace

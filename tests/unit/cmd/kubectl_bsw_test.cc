@@ -52,13 +52,6 @@ TEST(HumanDurationTest, ShortensAsKubectlsAgeColumnDoes) {
   EXPECT_EQ(HumanDuration((2 * 365 + 30) * 86400), "2y30d");
 }
 
-TEST(ParseApiTimeTest, ReadsTheApiServersTimestamps) {
-  EXPECT_EQ(ParseApiTime("2026-01-01T00:00:00Z"), kNewYear);
-  EXPECT_EQ(ParseApiTime("2026-01-01T00:01:40Z"), kNewYear + 100);
-  EXPECT_EQ(ParseApiTime("2026-01-01T00:00:00+02:00"), std::nullopt);
-  EXPECT_EQ(ParseApiTime("yesterday"), std::nullopt);
-}
-
 TEST(AlignedTableTest, PadsEachColumnToItsWidestCellButTheLast) {
   EXPECT_EQ(AlignedTable({{"NAME", "PHASE", "AGE"}, {"a-long-name", "Running", "3m"}}),
             "NAME          PHASE     AGE\n"

@@ -201,6 +201,7 @@ class SweepReconcilerTest : public ::testing::Test {
     ReconcilerOptions options;
     options.ns = kNs;
     options.resync_seconds = 0.05;
+    options.pool_recheck_seconds = 0.1;
     options.metrics_port = port_;
     operator_ = std::make_unique<SweepReconciler>(*client_, clock_, options);
     ASSERT_TRUE(operator_->Start(10).ok());
@@ -222,6 +223,20 @@ class SweepReconcilerTest : public ::testing::Test {
       std::this_thread::sleep_for(milliseconds(20));
     }
     return false;
+  }
+
+  // The server answers the first `times` requests `method` `path` with 409 Conflict, counting
+  // them in `*conflicts`.
+  void FailWithConflict(const std::string& method, const std::string& path, int times,
+                        int* conflicts) {
+    server_.SetHook([=](const httplib::Request& request, httplib::Response& response) {
+      if (request.method != method || request.path != path || *conflicts >= times) return false;
+      ++*conflicts;
+      response.status = 409;
+      response.set_content(ApiStatusBody(409, "Conflict", "the object has been modified"),
+                           "application/json");
+      return true;
+    });
   }
 
   Json Status() const { return server_.Object(kSweepPath).value("status", Json::object()); }
@@ -308,30 +323,116 @@ TEST_F(SweepReconcilerTest, RunsASweepToItsEndAndReleasesEveryPod) {
   EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "SweepCompleted"), 1);
 }
 
-TEST_F(SweepReconcilerTest, ASweepOnABudgetPoolIsRefusedRatherThanRunWithoutIt) {
+constexpr char kPoolPath[] = "/apis/budgetsweep.dev/v1alpha1/namespaces/team/budgetpools/team-a";
+
+void CreatePool(kube::Client& client, double gpu_hours) {
+  Json pool = {{"apiVersion", "budgetsweep.dev/v1alpha1"},
+               {"kind", "BudgetPool"},
+               {"metadata", {{"name", "team-a"}, {"namespace", kNs}, {"generation", 1}}},
+               {"spec", {{"gpuHours", gpu_hours}}}};
+  ASSERT_TRUE(client.Create(kube::kBudgetPools, kNs, pool).ok());
+}
+
+// The index in the server's requests of the first that matches.
+size_t FirstIndex(const std::vector<RecordedRequest>& requests, const std::string& method,
+                  const std::string& path_prefix) {
+  for (size_t i = 0; i < requests.size(); ++i) {
+    if (requests[i].method == method && requests[i].path.starts_with(path_prefix)) return i;
+  }
+  return requests.size();
+}
+
+TEST_F(SweepReconcilerTest, APooledSweepWritesItsAccountToThePoolBeforeItsFirstPod) {
+  CreatePool(*client_, 2);
+  CreateSweep([](Json& sweep) {
+    sweep["spec"]["budget"].erase("gpuHours");
+    sweep["spec"]["budget"]["poolRef"] = {{"name", "team-a"}};
+  });
+  StartOperator();
+  ASSERT_TRUE(StepUntil([&] { return Phase() == "Completed"; })) << Status().dump(2);
+  ASSERT_TRUE(StepUntil([&] { return node_->running() == 0; }));
+  ExpectFinishedCleanly();
+  EXPECT_EQ(Status()["budget"]["gpuHours"], 2) << "without its own, the pool's gpuHours caps it";
+
+  std::vector<RecordedRequest> requests = server_.Requests();
+  size_t account = FirstIndex(requests, "PUT", std::string(kPoolPath) + "/status");
+  size_t pod = FirstIndex(requests, "POST", kPodsPath);
+  ASSERT_LT(pod, requests.size());
+  EXPECT_LT(account, pod) << "a pod was created before the pool counted its reservation";
+  Json first = Json::parse(requests[account].body)["status"]["sweeps"][0];
+  EXPECT_GT(first["reservedDeviceSeconds"].get<double>(), 0) << first.dump();
+
+  // Once it ends, the pool's account is what the sweep's status says it used, and wants no more.
+  ASSERT_TRUE(StepUntil([&] {
+    Json sweeps = server_.Object(kPoolPath)["status"].value("sweeps", Json::array());
+    return sweeps.size() == 1 && !sweeps[0]["active"].get<bool>() &&
+           sweeps[0]["reservedDeviceSeconds"] == 0;
+  })) << server_.Object(kPoolPath).dump(2);
+  Json pool_status = server_.Object(kPoolPath)["status"];
+  EXPECT_EQ(pool_status["sweeps"][0]["sweep"], kSweep);
+  EXPECT_EQ(pool_status["sweeps"][0]["key"], server_.Object(kSweepPath)["metadata"]["uid"]);
+  // The sweep's status rounds to 0.001 GPU-hours.
+  EXPECT_NEAR(pool_status["usedGpuHours"].get<double>(), Status()["budget"]["used"].get<double>(),
+              0.0005);
+  EXPECT_GT(pool_status["usedGpuHours"].get<double>(), 0);
+  EXPECT_EQ(pool_status["conditions"][0]["type"], "Available");
+}
+
+TEST_F(SweepReconcilerTest, ASweepWaitsForAMissingPoolAndStartsOnceItExists) {
   CreateSweep([](Json& sweep) { sweep["spec"]["budget"]["poolRef"] = {{"name", "team-a"}}; });
   StartOperator();
-  ASSERT_TRUE(StepUntil([&] { return Phase() == "Failed"; })) << Status().dump(2);
-  Json conditions = Status()["conditions"];
-  ASSERT_EQ(conditions.size(), 1u) << conditions.dump(2);
-  EXPECT_EQ(conditions[0]["type"], "InvalidSpec");
-  EXPECT_EQ(conditions[0]["message"], std::string(kPoolRefUnsupported));
-  EXPECT_TRUE(Requests("POST", kPodsPath).empty()) << "a pooled sweep started a pod";
+  auto pool_bound = [&] {
+    for (const Json& c : Status().value("conditions", Json::array())) {
+      if (c["type"] == "PoolBound") return c;
+    }
+    return Json();
+  };
+  ASSERT_TRUE(StepUntil([&] { return !pool_bound().is_null(); })) << Status().dump(2);
+  EXPECT_EQ(Phase(), "Pending");
+  EXPECT_EQ(pool_bound()["reason"], "PoolNotFound");
+  EXPECT_THAT(pool_bound()["message"].get<std::string>(),
+              ::testing::HasSubstr("spec.budget.poolRef.name: BudgetPool \"team-a\" does not "
+                                   "exist in namespace team"));
+  EXPECT_THAT(EventReasons(), ::testing::Contains("PoolNotFound"));
+  EXPECT_TRUE(Requests("POST", kPodsPath).empty()) << "a sweep without its pool started a pod";
+  CreatePool(*client_, 2);  // looked for again within pool_recheck_seconds
+  ASSERT_TRUE(StepUntil([&] { return Phase() == "Completed"; })) << Status().dump(2);
+}
+
+TEST_F(SweepReconcilerTest, AConflictOnThePoolStartsNothingAndIsPlannedAgain) {
+  CreatePool(*client_, 2);
+  int conflicts = 0;
+  FailWithConflict("PUT", std::string(kPoolPath) + "/status", 3, &conflicts);
+  CreateSweep([](Json& sweep) { sweep["spec"]["budget"]["poolRef"] = {{"name", "team-a"}}; });
+  StartOperator();
+  ASSERT_TRUE(StepUntil([&] { return Phase() == "Completed"; })) << Status().dump(2);
+  EXPECT_EQ(conflicts, 3);
+  std::vector<RecordedRequest> requests = server_.Requests();
+  EXPECT_LT(FirstIndex(requests, "PUT", std::string(kPoolPath) + "/status") + 3,
+            FirstIndex(requests, "POST", kPodsPath))
+      << "a pod was created before the pool's write went through";
+  ExpectFinishedCleanly();
+}
+
+TEST_F(SweepReconcilerTest, ADeletedSweepsChargeStaysInItsPool) {
+  CreatePool(*client_, 2);
+  CreateSweep([](Json& sweep) { sweep["spec"]["budget"]["poolRef"] = {{"name", "team-a"}}; });
+  StartOperator();
+  ASSERT_TRUE(StepUntil([&] { return node_->running() > 0; }));
+  ASSERT_TRUE(client_->Delete(kube::kBudgetSweeps, kNs, kSweep).ok());
+  ASSERT_TRUE(StepUntil([&] {
+    Json sweeps = server_.Object(kPoolPath)["status"].value("sweeps", Json::array());
+    return sweeps.size() == 1 && !sweeps[0]["active"].get<bool>();
+  })) << server_.Object(kPoolPath).dump(2);
+  Json account = server_.Object(kPoolPath)["status"]["sweeps"][0];
+  EXPECT_EQ(account["reservedDeviceSeconds"], 0);
+  EXPECT_GT(account["usedDeviceSeconds"].get<double>(), 0)
+      << "what the deleted sweep had reserved is charged: " << account.dump();
 }
 
 TEST_F(SweepReconcilerTest, AConflictOnTheStatusWriteIsRetried) {
   int conflicts = 0;
-  server_.SetHook([&](const httplib::Request& request, httplib::Response& response) {
-    if (request.method != "PATCH" || request.path != std::string(kSweepPath) + "/status" ||
-        conflicts >= 2) {
-      return false;
-    }
-    ++conflicts;
-    response.status = 409;
-    response.set_content(ApiStatusBody(409, "Conflict", "the object has been modified"),
-                         "application/json");
-    return true;
-  });
+  FailWithConflict("PATCH", std::string(kSweepPath) + "/status", 2, &conflicts);
   CreateSweep();
   StartOperator();
   ASSERT_TRUE(StepUntil([&] { return Phase() == "Completed"; })) << Status().dump(2);

@@ -224,7 +224,15 @@ nlohmann::json PoolJson() {
 }
 
 TEST(ParsePool, ReadsTheSpec) {
-  StatusOr<PoolSpec> pool = ParsePool(PoolJson());
+  nlohmann::json j = PoolJson();
+  // As the API server returns it.
+  j["metadata"].update({{"namespace", "team"},
+                        {"uid", "u"},
+                        {"resourceVersion", "7"},
+                        {"generation", 2},
+                        {"creationTimestamp", "2026-12-01T00:00:00Z"}});
+  j["status"] = {{"usedGpuHours", 1}};
+  StatusOr<PoolSpec> pool = ParsePool(j);
   ASSERT_TRUE(pool.ok()) << pool.status().message();
   EXPECT_EQ(pool->name, "team-a");
   EXPECT_DOUBLE_EQ(pool->gpu_hours, 8);
@@ -247,6 +255,152 @@ TEST(ParsePool, NamesEveryBadField) {
   j = PoolJson();
   j["spec"].erase("gpuHours");
   EXPECT_THAT(ParsePool(j).status().message(), HasSubstr("spec.gpuHours: required"));
+}
+
+TEST(ParsePool, ReadsThePeriodAndNamesABadOne) {
+  nlohmann::json j = PoolJson();
+  j["spec"]["period"] = "calendarMonth";
+  EXPECT_EQ(ParsePool(j).value().period, "calendarMonth");
+  j["spec"]["period"] = "720h";
+  EXPECT_EQ(ParsePool(j).value().period, "720h");
+  j["spec"]["period"] = "monthly";
+  EXPECT_THAT(ParsePool(j).status().message(),
+              HasSubstr("spec.period: must be calendarMonth or a duration in m, h or d such as "
+                        "720h or 30d, got \"monthly\""));
+}
+
+TEST(PeriodSeconds, ReadsMinutesHoursAndDays) {
+  EXPECT_EQ(PeriodSeconds("90m"), 5400);
+  EXPECT_EQ(PeriodSeconds("720h"), 720 * kHour);
+  EXPECT_EQ(PeriodSeconds("30d"), 30 * 24 * kHour);
+  for (const char* bad : {"", "h", "0h", "01h", "1w", "1.5h", "-1h", "1h30m", "calendarMonth"}) {
+    EXPECT_EQ(PeriodSeconds(bad), std::nullopt) << bad;
+  }
+}
+
+constexpr double kDecember2025 = 1'764'547'200;  // 2025-12-01T00:00:00Z
+constexpr double kJanuary2026 = 1'767'225'600;
+constexpr double kDay = 24 * kHour;
+
+TEST(RollPeriod, ADurationStartsAtFirstUseAndFollowsOnFromTheLastOne) {
+  PoolSpec pool{"team", 10, std::nullopt, "10d"};
+  PoolState state;
+  state.accounts["a"] = Account(2, 1);
+  RollPeriod(pool, kDecember2025 + 3 * kHour, &state);
+  EXPECT_EQ(state.period_start, kDecember2025 + 3 * kHour);
+  EXPECT_EQ(state.period_end, kDecember2025 + 3 * kHour + 10 * kDay);
+  EXPECT_TRUE(state.past.empty()) << "no period had started";
+  EXPECT_DOUBLE_EQ(state.accounts["a"].held(), 1 * kHour) << "what was used before is carried";
+
+  state.accounts["a"].used_device_seconds = 5 * kHour;
+  state.accounts["gone"] = Account(1, 0, /*active=*/false);
+  state.accounts["gone-but-reserving"] = Account(1, 0.5, /*active=*/false);
+  RollPeriod(pool, kDecember2025 + 9 * kDay, &state);
+  EXPECT_EQ(state.period_end, kDecember2025 + 3 * kHour + 10 * kDay) << "not over yet";
+  // Two and a half periods later: the third period since the first one.
+  RollPeriod(pool, kDecember2025 + 3 * kHour + 25 * kDay, &state);
+  EXPECT_EQ(state.period_start, kDecember2025 + 3 * kHour + 20 * kDay);
+  EXPECT_EQ(state.period_end, kDecember2025 + 3 * kHour + 30 * kDay);
+  ASSERT_EQ(state.past.size(), 1u);
+  EXPECT_EQ(state.past[0].start, kDecember2025 + 3 * kHour);
+  EXPECT_DOUBLE_EQ(state.past[0].used_device_seconds, (3 + 1 + 1) * kHour);
+  EXPECT_FALSE(state.accounts.contains("gone")) << "its charge is in the period that ended";
+  EXPECT_TRUE(state.accounts.contains("gone-but-reserving"));
+  EXPECT_DOUBLE_EQ(PoolHeld(state.accounts), 1 * kHour + 0.5 * kHour)
+      << "only the reservations count in the new period";
+}
+
+TEST(RollPeriod, ACalendarMonthIsTheUtcMonthAndAtMostTwelveEndedOnesAreKept) {
+  PoolSpec pool{"team", 10, std::nullopt, "calendarMonth"};
+  PoolState state;
+  RollPeriod(pool, kDecember2025 + 14 * kDay, &state);
+  EXPECT_EQ(state.period_start, kDecember2025);
+  EXPECT_EQ(state.period_end, kJanuary2026) << "December carries into January";
+  double t = kJanuary2026;
+  for (int month = 0; month < 14; ++month) {
+    RollPeriod(pool, t, &state);
+    t = *state.period_end;
+  }
+  EXPECT_EQ(state.past.size(), kMaxPastPeriods);
+  EXPECT_EQ(state.past.front().end, *state.period_start) << "the newest first";
+  EXPECT_EQ(*state.period_end - *state.period_start, 28 * kDay) << "February 2027";
+}
+
+TEST(RollPeriod, WithoutAPeriodNothingChanges) {
+  PoolState state;
+  state.accounts["a"] = Account(2, 1, /*active=*/false);
+  RollPeriod(kTen, kDecember2025, &state);
+  EXPECT_EQ(state.period_start, std::nullopt);
+  EXPECT_DOUBLE_EQ(state.accounts["a"].held(), 3 * kHour);
+}
+
+TEST(CapOf, WhatASweepCarriesFromEarlierPeriodsDoesNotCount) {
+  PoolAccounts accounts{{"me", Account(9, 0)}, {"other", Account(9, 0)}};
+  accounts["me"].carried_device_seconds = 9 * kHour;
+  accounts["other"].carried_device_seconds = 8 * kHour;
+  // The pool holds 1 hour this period (other's); me, which used 9 hours in all, may take its
+  // half of the 10 hours.
+  PoolCap cap = CapOf(kTen, accounts, "me", 9 * kHour);
+  EXPECT_DOUBLE_EQ(cap.cap_device_seconds, 9 * kHour + 5 * kHour);
+  EXPECT_EQ(cap.limit, "PoolFairShare");
+}
+
+TEST(PoolStateJson, IsReadBackAsTheSameState) {
+  PoolSpec pool{"team", 10, std::nullopt, "calendarMonth"};
+  PoolState state;
+  state.accounts["uid-a"] = PoolAccount{"a", 7200, 1800, true, false, 3600};
+  state.accounts["uid-b"] = PoolAccount{"b", 900, 0, false, true, 0};
+  state.period_start = kDecember2025;
+  state.period_end = kJanuary2026;
+  state.past.push_back(PastPeriod{kDecember2025 - 30 * kDay, kDecember2025, 4 * kHour});
+  nlohmann::json j = PoolStateJson(pool, state);
+  EXPECT_DOUBLE_EQ(j["usedGpuHours"].get<double>(), (3600 + 900) / kHour);
+  EXPECT_DOUBLE_EQ(j["reservedGpuHours"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(j["remainingGpuHours"].get<double>(), 10 - 1.75);
+  EXPECT_EQ(j["activeSweeps"], 1);
+  EXPECT_EQ(j["period"]["end"], "2026-01-01T00:00:00Z");
+  StatusOr<PoolState> read = ParsePoolState(j, "status");
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_EQ(PoolStateJson(pool, *read), j);
+  EXPECT_DOUBLE_EQ(read->accounts["uid-a"].carried_device_seconds, 3600);
+  EXPECT_TRUE(read->accounts["uid-b"].starved);
+}
+
+TEST(ParsePoolState, NamesEveryBadField) {
+  nlohmann::json j = nlohmann::json::parse(R"({
+    "sweeps": [{"key": "x", "sweep": "a", "usedDeviceSeconds": "1", "reservedDeviceSeconds": 0,
+                "active": true, "starved": false, "extra": 1},
+               {"key": "x", "sweep": "b", "usedDeviceSeconds": 0, "reservedDeviceSeconds": 0,
+                "active": true, "starved": false}],
+    "period": {"start": "2025-12-01", "end": "2026-01-01T00:00:00Z"},
+    "previousPeriods": {}})");
+  StatusOr<PoolState> read = ParsePoolState(j, "status");
+  ASSERT_FALSE(read.ok());
+  const std::string m = read.status().message();
+  EXPECT_THAT(m, HasSubstr("status.sweeps[0].usedDeviceSeconds: must be a number, got string"));
+  EXPECT_THAT(m, HasSubstr("status.sweeps[0].extra: unknown field"));
+  EXPECT_THAT(m, HasSubstr("status.sweeps[1]: a second account of key \"x\""));
+  EXPECT_THAT(m, HasSubstr("status.period.start: must be a UTC time such as"));
+  EXPECT_THAT(m, HasSubstr("status.previousPeriods: must be a list, got object"));
+  EXPECT_TRUE(ParsePoolState(nlohmann::json::object(), "status").ok()) << "a new pool";
+}
+
+TEST(ParseSweep, APooledSweepMayLeaveItsOwnBudgetToThePool) {
+  nlohmann::json j = testing::TableSweep();
+  j["spec"]["budget"] = {{"poolRef", {{"name", "team-a"}}}};
+  StatusOr<SweepSpec> spec = ParseSweep(j);
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  EXPECT_EQ(spec->budget_gpu_hours, 0);
+  BindPool(PoolSpec{"team-a", 8, std::nullopt}, &*spec);
+  EXPECT_DOUBLE_EQ(spec->budget_gpu_hours, 8);
+  // Its own cap stays when it has one.
+  j["spec"]["budget"]["gpuHours"] = 2;
+  spec = ParseSweep(j);
+  BindPool(PoolSpec{"team-a", 8, std::nullopt}, &*spec);
+  EXPECT_DOUBLE_EQ(spec->budget_gpu_hours, 2);
+  j["spec"]["budget"] = nlohmann::json::object();
+  EXPECT_THAT(ParseSweep(j).status().message(),
+              HasSubstr("spec.budget.gpuHours: required unless poolRef names a BudgetPool"));
 }
 
 TEST(ParseSweep, ReadsThePoolRef) {

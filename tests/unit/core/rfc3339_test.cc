@@ -21,5 +21,13 @@ TEST(Rfc3339, TimesBeforeTheEpochCountBackwards) {
   EXPECT_EQ(Rfc3339(-0.5), "1969-12-31T23:59:59Z");
 }
 
+TEST(ParseRfc3339, ReadsTheApiServersTimestampsBack) {
+  EXPECT_EQ(ParseRfc3339("2024-05-01T12:00:00Z"), 1714564800);
+  EXPECT_EQ(ParseRfc3339(Rfc3339(1709164800)), 1709164800);
+  EXPECT_EQ(ParseRfc3339("2024-05-01T12:00:00+02:00"), std::nullopt);
+  EXPECT_EQ(ParseRfc3339("2024-05-01T12:00:00"), std::nullopt);
+  EXPECT_EQ(ParseRfc3339("yesterday"), std::nullopt);
+}
+
 }  // namespace
 }  // namespace bsw

@@ -143,6 +143,13 @@ void RollPeriod(const PoolSpec& pool, double now, PoolState* state) {
   state->period_end = end;
 }
 
+namespace {
+
+// GPU-hours for people, to 0.0001 (0.36 device-seconds): the accounts keep the exact figures.
+double RoundedHours(double device_seconds) { return std::round(device_seconds / 0.36) / 10000; }
+
+}  // namespace
+
 nlohmann::json PoolStateJson(const PoolSpec& pool, const PoolState& state) {
   using nlohmann::json;
   double used = 0;
@@ -161,11 +168,12 @@ nlohmann::json PoolStateJson(const PoolSpec& pool, const PoolState& state) {
                       {"active", a.active},
                       {"starved", a.starved}});
   }
-  json out = {{"usedGpuHours", used / 3600},
-              {"reservedGpuHours", reserved / 3600},
-              {"remainingGpuHours", std::max(0.0, pool.gpu_hours - (used + reserved) / 3600)},
-              {"activeSweeps", active},
-              {"sweeps", std::move(sweeps)}};
+  json out = {
+      {"usedGpuHours", RoundedHours(used)},
+      {"reservedGpuHours", RoundedHours(reserved)},
+      {"remainingGpuHours", std::max(0.0, RoundedHours(pool.gpu_hours * 3600 - used - reserved))},
+      {"activeSweeps", active},
+      {"sweeps", std::move(sweeps)}};
   if (!pool.period.empty() && state.period_start && state.period_end) {
     out["period"] = {{"start", Rfc3339(*state.period_start)}, {"end", Rfc3339(*state.period_end)}};
   }
@@ -174,7 +182,7 @@ nlohmann::json PoolStateJson(const PoolSpec& pool, const PoolState& state) {
     for (const PastPeriod& p : state.past) {
       past.push_back({{"start", Rfc3339(p.start)},
                       {"end", Rfc3339(p.end)},
-                      {"usedGpuHours", p.used_device_seconds / 3600}});
+                      {"usedGpuHours", RoundedHours(p.used_device_seconds)}});
     }
     out["previousPeriods"] = std::move(past);
   }

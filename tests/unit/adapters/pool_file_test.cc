@@ -166,8 +166,8 @@ TEST_F(PoolFileTest, APeriodStartsTheUsedAgainFromZeroAndKeepsTheOneThatEnded) {
   const nlohmann::json& december = ledger["previousPeriods"][0];
   EXPECT_EQ(december["start"], "2025-12-01T00:00:00Z");
   EXPECT_EQ(december["end"], "2026-01-01T00:00:00Z");
-  EXPECT_DOUBLE_EQ(december["usedGpuHours"].get<double>(), 3000.0 / 3600);
-  EXPECT_DOUBLE_EQ(ledger["usedGpuHours"].get<double>(), 100.0 / 3600);
+  EXPECT_DOUBLE_EQ(december["usedGpuHours"].get<double>(), 0.8333);
+  EXPECT_DOUBLE_EQ(ledger["usedGpuHours"].get<double>(), 0.0278) << "rounded for people";
 }
 
 }  // namespace

@@ -232,6 +232,9 @@ int RunOperator(const OperatorOptions& options) {
                              const nlohmann::json& object) {
     metrics.ObservePool(ns, pool, object);
   };
+  hooks.on_pool_gone = [&metrics](const std::string& ns, const std::string& pool) {
+    metrics.ForgetPool(ns, pool);
+  };
   hooks.on_pool_denial = [&metrics](const std::string& ns, const std::string& pool,
                                     const std::string& reason) {
     metrics.CountPoolDenial(ns, pool, reason);

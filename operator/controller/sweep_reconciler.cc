@@ -456,6 +456,7 @@ StatusOr<bool> SweepReconciler::PoolBound(const std::string& key, const Json& sw
   }
   const bool missing = kube::IsNotFound(pool.status());
   if (!missing && pool.status().code() != StatusCode::kInvalidArgument) return pool.status();
+  if (missing && hooks_.on_pool_gone) hooks_.on_pool_gone(spec.namespace_name, spec.pool_name);
   queue_.AddAfter(key, options_.pool_recheck_seconds);
   Condition unbound{"PoolBound", "False", missing ? "PoolNotFound" : "InvalidPool",
                     missing ? "spec.budget.poolRef.name: BudgetPool \"" + spec.pool_name +

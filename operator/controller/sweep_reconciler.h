@@ -55,6 +55,8 @@ struct ReconcilerHooks {
   // A BudgetPool object as a sweep's pass last read or wrote it.
   std::function<void(const std::string& ns, const std::string& pool, const nlohmann::json&)>
       on_pool;
+  // A BudgetPool that a sweep names was found missing (deleted, or never created).
+  std::function<void(const std::string& ns, const std::string& pool)> on_pool_gone;
   // A sweep newly denied by its pool (`reason`: PoolExhausted, PoolFairShare, PoolMaxPerSweep):
   // once until the sweep is admitted again or denied for another reason.
   std::function<void(const std::string& ns, const std::string& pool, const std::string& reason)>

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -197,13 +198,13 @@ class SweepReconcilerTest : public ::testing::Test {
     ASSERT_TRUE(client_->Create(kube::kBudgetSweeps, kNs, sweep).ok());
   }
 
-  void StartOperator() {
+  void StartOperator(ReconcilerHooks hooks = {}) {
     ReconcilerOptions options;
     options.ns = kNs;
     options.resync_seconds = 0.05;
     options.pool_recheck_seconds = 0.1;
     options.metrics_port = port_;
-    operator_ = std::make_unique<SweepReconciler>(*client_, clock_, options);
+    operator_ = std::make_unique<SweepReconciler>(*client_, clock_, options, std::move(hooks));
     ASSERT_TRUE(operator_->Start(10).ok());
     worker_ = std::thread([this] { operator_->Run(); });
   }
@@ -380,7 +381,12 @@ TEST_F(SweepReconcilerTest, APooledSweepWritesItsAccountToThePoolBeforeItsFirstP
 
 TEST_F(SweepReconcilerTest, ASweepWaitsForAMissingPoolAndStartsOnceItExists) {
   CreateSweep([](Json& sweep) { sweep["spec"]["budget"]["poolRef"] = {{"name", "team-a"}}; });
-  StartOperator();
+  std::atomic<int> gone{0};
+  ReconcilerHooks hooks;
+  hooks.on_pool_gone = [&gone](const std::string& ns, const std::string& pool) {
+    if (ns == kNs && pool == "team-a") ++gone;
+  };
+  StartOperator(hooks);
   auto pool_bound = [&] {
     for (const Json& c : Status().value("conditions", Json::array())) {
       if (c["type"] == "PoolBound") return c;
@@ -395,6 +401,7 @@ TEST_F(SweepReconcilerTest, ASweepWaitsForAMissingPoolAndStartsOnceItExists) {
                                    "exist in namespace team"));
   EXPECT_THAT(EventReasons(), ::testing::Contains("PoolNotFound"));
   EXPECT_TRUE(Requests("POST", kPodsPath).empty()) << "a sweep without its pool started a pod";
+  EXPECT_GT(gone.load(), 0) << "the missing pool's metrics were not let go";
   CreatePool(*client_, 2);  // looked for again within pool_recheck_seconds
   ASSERT_TRUE(StepUntil([&] { return Phase() == "Completed"; })) << Status().dump(2);
 }

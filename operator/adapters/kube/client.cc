@@ -15,6 +15,7 @@
 #include <exception>
 #include <fstream>
 #include <sstream>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -214,9 +215,19 @@ void DivertSigpipe() {
 }  // namespace
 
 void WatchCancel::Cancel() {
-  std::lock_guard<std::mutex> lock(mu_);
-  cancelled_ = true;
-  if (connection_ != nullptr) connection_->stop();
+  // httplib's stop() shuts a socket that is open: a watch that registered its connection but has
+  // not opened the socket yet would go on to block for its whole read timeout. So stop again
+  // until the watch has let go of its connection (it does as soon as its socket is shut).
+  // Never called from the watch's own thread.
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      cancelled_ = true;
+      if (connection_ == nullptr) return;
+      connection_->stop();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
 }
 
 bool WatchCancel::cancelled() const {

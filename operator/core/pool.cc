@@ -10,6 +10,14 @@
 
 namespace bsw {
 
+PoolAccount StoreAccount(const std::string& key, const PoolAccount& account, PoolState* state) {
+  PoolAccount& stored = state->accounts[key];
+  PoolAccount before = stored;
+  stored = account;
+  stored.carried_device_seconds = before.carried_device_seconds;
+  return before;
+}
+
 double PoolHeld(const PoolAccounts& accounts) {
   double held = 0;
   for (const auto& [key, account] : accounts) held += account.held();
@@ -25,19 +33,24 @@ PoolCap CapOf(const PoolSpec& pool, const PoolAccounts& accounts, const std::str
   double inactive_held = 0;
   std::vector<double> others_active_held;
   bool starved = false;
+  auto mine = accounts.find(key);
+  if (mine != accounts.end()) {
+    starved = mine->second.starved;
+    held -= mine->second.carried_device_seconds;
+  }
   for (const auto& [k, account] : accounts) {
-    if (k == key) {
-      starved = account.starved;
-      held -= account.carried_device_seconds;
-      continue;
-    }
+    if (k == key) continue;
     others_held += account.held();
     others_reserved += account.reserved_device_seconds;
-    if (account.active) {
-      others_active_held.push_back(account.held());
-    } else {
+    if (!account.active) {
       inactive_held += account.held();
+      continue;
     }
+    double other = account.held();
+    others_active_held.push_back(other);
+    // Of the starved sweeps, the one holding least (then the first key) goes first: a sweep
+    // whose passes come sooner cannot take every remainder from one that waits longer.
+    if (account.starved && (other < held || (other == held && k < key))) starved = false;
   }
   double pool_left = std::max(0.0, budget - others_held - held);
   double sweep_left = pool.max_per_sweep_gpu_hours

@@ -80,6 +80,10 @@ struct PoolState {
 // spec.period nothing changes.
 void RollPeriod(const PoolSpec& pool, double now, PoolState* state);
 
+// Stores `account` as sweep `key`'s: what it carries from earlier periods stays the pool's.
+// Returns the account it replaced (a default one for a new sweep).
+PoolAccount StoreAccount(const std::string& key, const PoolAccount& account, PoolState* state);
+
 // The pool's state as JSON: the totals of the current period in GPU-hours (usedGpuHours,
 // reservedGpuHours, remainingGpuHours), activeSweeps, period {start, end} with spec.period,
 // previousPeriods, and sweeps: one account per sweep, in device-seconds, under its key. The
@@ -110,7 +114,8 @@ struct PoolCap {
 //    every part whole). So a sweep cannot take what others wait for, and what nobody else is
 //    entitled to is open to it. A sweep refused for its fair share in its last pass (starved)
 //    gets the whole remainder once no other sweep holds a reservation, so sweeps whose next step
-//    each costs more than their share cannot wait on one another for ever.
+//    each costs more than their share cannot wait on one another for ever; of several starved
+//    sweeps, the one holding least (then the first key) goes first.
 // The cap is never below what the sweep holds: a sweep's running work is never cut for others.
 // A sweep refused by the pool ends (BudgetExhausted) only once no other sweep holds a reservation
 // that could come back and its fair share did not refuse it (PoolCap::waits), or when its own

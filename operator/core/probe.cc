@@ -141,19 +141,21 @@ ThroughputDecision DecideThroughput(const SweepSpec& spec, const std::vector<Pro
     }
   }
   std::string target = Format("%.2f", t.target_utilization);
+  // The winner, and the baseline's figures beside it; a winner that is the baseline says so.
+  std::string chosen = winner == baseline ? "the baseline (" + SettingsText(baseline_settings) + ")"
+                                          : SettingsText(winner->settings);
+  chosen += ": " + FiguresText(*winner->figures);
   std::string against = baseline == nullptr || baseline == winner
                             ? ""
                             : "; baseline (" + SettingsText(baseline_settings) +
                                   "): " + FiguresText(*baseline->figures);
   if (d.target_met) {
     d.reason = Reason::kTargetMet;
-    d.message = SettingsText(winner->settings) + ": " + FiguresText(*winner->figures) +
-                ", target " + target + against + suffix;
+    d.message = chosen + ", target " + target + against + suffix;
   } else {
     d.reason = Reason::kBelowTarget;
-    d.message = "no candidate reached utilization " + target + "; fastest " +
-                SettingsText(winner->settings) + ": " + FiguresText(*winner->figures) + against +
-                suffix;
+    d.message =
+        "no candidate reached utilization " + target + "; fastest " + chosen + against + suffix;
   }
   return d;
 }

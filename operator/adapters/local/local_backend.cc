@@ -326,6 +326,7 @@ Status LocalBackend::Start(const SegmentSpec& spec) {
 }
 
 Status LocalBackend::SpawnSupervisor(const fs::path& segment_dir) {
+  spawned_.insert(segment_dir);
   SegmentFiles files{segment_dir};
   std::vector<std::string> args = options_.supervisor_command;
   args.push_back(segment_dir.string());
@@ -437,6 +438,10 @@ StatusOr<std::vector<SegmentStatus>> LocalBackend::List() {
     if (observed.finished) {
       result.push_back(*observed.finished);
       continue;
+    }
+    if (!observed.status && !spawned_.contains(observed.files.dir)) {
+      if (Status s = SpawnSupervisor(observed.files.dir); !s.ok()) return s;
+      if (Status s = Keep(ReadStatusRecord(observed.files), &observed.status); !s.ok()) return s;
     }
     StatusOr<SegmentStatus> segment = ToSegmentStatus(observed);
     if (!segment.ok()) return segment.status();

@@ -71,7 +71,9 @@ class LocalBackend final : public TrialBackend {
   Status SetDeadline(const std::string& trial, int segment, double deadline_unix_seconds) override;
 
   // Every segment under state_dir, sorted by trial and segment. A segment whose supervisor has
-  // not claimed it yet is Pending: Start it again if it stays so after a runner crash.
+  // not claimed it yet is Pending. One launched by an earlier runner that no supervisor claimed
+  // (that runner died between writing the launch record and starting the supervisor) is given a
+  // supervisor here: only one supervisor can ever claim a segment, so this never runs it twice.
   StatusOr<std::vector<SegmentStatus>> List() override;
 
   // Segment directories stay for the sweep's life, so no charge is ever held: OK, nothing to do.
@@ -86,7 +88,8 @@ class LocalBackend final : public TrialBackend {
 
   const LocalBackendOptions options_;
   std::mutex mutex_;
-  std::set<pid_t> supervisors_;  // spawned by this instance and not reaped yet
+  std::set<pid_t> supervisors_;              // spawned by this instance and not reaped yet
+  std::set<std::filesystem::path> spawned_;  // the segments this instance started a supervisor for
   // Finished segments never change again: List reads their records once.
   std::map<std::filesystem::path, SegmentStatus> finished_;
 };

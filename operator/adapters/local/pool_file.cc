@@ -137,10 +137,7 @@ StatusOr<PoolCap> PoolFile::Acquire(double held) {
 }
 
 Status PoolFile::Commit(const PoolAccount& account) {
-  PoolAccount& mine = state_.accounts[key_];
-  mine = PoolAccount{
-      account.sweep,   account.used_device_seconds, account.reserved_device_seconds, account.active,
-      account.starved, mine.carried_device_seconds};
+  StoreAccount(key_, account, &state_);
   json doc = PoolStateJson(spec_, state_);
   doc["pool"] = spec_.name;
   fs::path ledger_path = path_ + ".ledger.json";

@@ -60,10 +60,12 @@ class LocalBackendTest : public ::testing::Test {
     fs::remove_all(state_dir_);
   }
 
-  std::unique_ptr<LocalBackend> MakeBackend(int gpu_count = 0) {
+  std::unique_ptr<LocalBackend> MakeBackend(int gpu_count = 0,
+                                            std::vector<std::string> supervisor = {
+                                                BSW_SUPERVISOR_PATH}) {
     LocalBackendOptions options;
     options.state_dir = state_dir_;
-    options.supervisor_command = {BSW_SUPERVISOR_PATH};
+    options.supervisor_command = std::move(supervisor);
     options.gpu_count = gpu_count;
     options.heartbeat_interval_seconds = kHeartbeatSeconds;
     StatusOr<std::unique_ptr<LocalBackend>> backend = LocalBackend::Create(options);
@@ -322,6 +324,20 @@ TEST_F(LocalBackendTest, NewInstanceListsStopsAndRedeadlinesSegmentsOfThePreviou
   EXPECT_EQ(WaitFinished("t-b").reason, Reason::kDeadlineExceeded);
 }
 
+TEST_F(LocalBackendTest, ALaunchNoSupervisorClaimedIsRunByTheNextInstance) {
+  // A runner that wrote the launch record and died before its supervisor claimed the segment:
+  // here a "supervisor" that exits at once.
+  std::unique_ptr<LocalBackend> dead = MakeBackend(0, {"/bin/true"});
+  EXPECT_EQ(dead->Start(Spec("t-unclaimed")).code(), StatusCode::kInternal);
+  ASSERT_TRUE(fs::exists(SegmentDir("t-unclaimed") / "launch.json"));
+  ASSERT_FALSE(fs::exists(SegmentDir("t-unclaimed") / "status.json"));
+
+  backend_ = MakeBackend();
+  SegmentStatus ended = WaitFinished("t-unclaimed");
+  EXPECT_EQ(ended.state, SegmentState::kSucceeded);
+  EXPECT_EQ(ReadJson(SegmentDir("t-unclaimed") / "status.json")["state"], "succeeded");
+}
+
 TEST_F(LocalBackendTest, KilledSupervisorTakesItsTrainerAlongAndIsChargedConservatively) {
   ASSERT_TRUE(backend_->Start(LongSpec("t-lost")).ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -382,12 +398,7 @@ TEST_F(LocalBackendTest, RejectsUnusableSpecsAndUnknownSegments) {
 }
 
 TEST_F(LocalBackendTest, UnrunnableSupervisorFailsStart) {
-  LocalBackendOptions options;
-  options.state_dir = state_dir_;
-  options.supervisor_command = {"/nonexistent/budgetsweep-supervise"};
-  StatusOr<std::unique_ptr<LocalBackend>> backend = LocalBackend::Create(options);
-  ASSERT_TRUE(backend.ok());
-  Status started = (*backend)->Start(Spec("t"));
+  Status started = MakeBackend(0, {"/nonexistent/budgetsweep-supervise"})->Start(Spec("t"));
   EXPECT_EQ(started.code(), StatusCode::kInternal);
   EXPECT_THAT(started.message(),
               HasSubstr("cannot run supervisor /nonexistent/budgetsweep-supervise"));

@@ -155,6 +155,27 @@ INSTANTIATE_TEST_SUITE_P(
                9,
                "PoolExhausted",
                false},
+        CapRow{"OfTwoStarvedSweepsTheOneHoldingLessTakesTheRemainderFirst",
+               kTen,
+               {{"me", Account(0, 0, true, true)}, {"a", Account(4, 0, true, true)}},
+               1,
+               6,
+               "PoolExhausted",
+               false},
+        CapRow{"AStarvedSweepHoldingMoreWaitsForOneHoldingLess",
+               kTen,
+               {{"me", Account(0, 0, true, true)}, {"a", Account(1, 0, true, true)}},
+               4,
+               5,
+               "PoolFairShare",
+               true},
+        CapRow{"StarvedSweepsHoldingTheSameGoInTheOrderOfTheirKeys",
+               kTen,
+               {{"me", Account(0, 0, true, true)}, {"a", Account(2, 0, true, true)}},
+               2,
+               5,
+               "PoolFairShare",
+               true},
         CapRow{"AStarvedSweepStillSharesWhileAnotherHoldsAReservation",
                kTen,
                {{"me", Account(0, 0, true, true)}, {"a", Account(1, 2)}},
@@ -332,6 +353,22 @@ TEST(RollPeriod, WithoutAPeriodNothingChanges) {
   RollPeriod(kTen, kDecember2025, &state);
   EXPECT_EQ(state.period_start, std::nullopt);
   EXPECT_DOUBLE_EQ(state.accounts["a"].held(), 3 * kHour);
+}
+
+TEST(StoreAccount, ReplacesTheSweepsFiguresButKeepsWhatItCarries) {
+  PoolState state;
+  state.accounts["a"] = Account(2, 1);
+  state.accounts["a"].carried_device_seconds = 2 * kHour;
+  PoolAccount before = StoreAccount("a", Account(3, 0, false, true), &state);
+  EXPECT_DOUBLE_EQ(before.reserved_device_seconds, 1 * kHour);
+  const PoolAccount& stored = state.accounts["a"];
+  EXPECT_DOUBLE_EQ(stored.used_device_seconds, 3 * kHour);
+  EXPECT_DOUBLE_EQ(stored.reserved_device_seconds, 0);
+  EXPECT_DOUBLE_EQ(stored.carried_device_seconds, 2 * kHour);
+  EXPECT_FALSE(stored.active);
+  EXPECT_TRUE(stored.starved);
+  EXPECT_DOUBLE_EQ(StoreAccount("new", Account(1, 0), &state).held(), 0);
+  EXPECT_EQ(state.accounts.size(), 2u);
 }
 
 TEST(CapOf, WhatASweepCarriesFromEarlierPeriodsDoesNotCount) {

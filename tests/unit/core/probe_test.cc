@@ -140,6 +140,19 @@ INSTANTIATE_TEST_SUITE_P(
               // The condition stays, published from the journaled decision.
               EXPECT_EQ(FindCondition(plan, "ThroughputBelowTarget")->status, "True");
             }},
+        Situation{"NothingMeetsTheGateAndTheBaselineIsFastestSaysTheBaselineWins", NoEdit,
+                  [](PlannerHarness& h) {
+                    for (double rate : {1300.0, 950.0, 900.0, 1000.0, 1100.0}) {
+                      ProbeOnce(h, rate, 0.30);
+                    }
+                    Plan plan = h.PassAndCarry();
+                    const Condition* gate = FindCondition(plan, "ThroughputBelowTarget");
+                    ASSERT_NE(gate, nullptr);
+                    EXPECT_EQ(gate->reason, "BelowTarget");
+                    EXPECT_THAT(gate->message,
+                                HasSubstr("fastest the baseline (workers=0): 1300 samples/s"));
+                    EXPECT_EQ(h.model().throughput_decision()->trial_args, Config{});
+                  }},
         Situation{"NothingMeetsTheGateWithOnBelowTargetStopFailsTheSweep",
                   [](json& j) { j["spec"]["throughput"]["onBelowTarget"] = "stop"; },
                   [](PlannerHarness& h) {

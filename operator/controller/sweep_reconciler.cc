@@ -206,9 +206,9 @@ Status SweepReconciler::Reconcile(const std::string& key) {
     if (live.ok()) {
       sweep = std::move(live).value();
     } else if (kube::IsNotFound(live.status())) {
-      EraseRuntime(key);
+      std::optional<std::string> pool = EraseRuntime(key);
       if (hooks_.on_sweep_gone) hooks_.on_sweep_gone(ns, name);
-      return Cleanup(ns, name);
+      return Cleanup(ns, name, pool);
     } else {
       return live.status();
     }
@@ -217,7 +217,8 @@ Status SweepReconciler::Reconcile(const std::string& key) {
   // which an edit that fixes the error is checked against.
   StatusOr<SweepSpec> spec = ParseSweep(*sweep);
   if (!spec.ok()) return ReportInvalid(*sweep, spec.status().message());
-  StatusOr<bool> bound = PoolBound(key, *sweep, *spec);
+  std::optional<kube::PoolObject> pool;
+  StatusOr<bool> bound = PoolBound(key, *sweep, *spec, &pool);
   if (!bound.ok()) return bound.status();
   if (!*bound) return OkStatus();
   // A new generation of a sweep this process runs takes effect in its editable fields only. One
@@ -237,6 +238,7 @@ Status SweepReconciler::Reconcile(const std::string& key) {
   if (!runtime.ok()) return runtime.status();
   Runtime& rt = **runtime;
   rt.object = *sweep;
+  if (rt.gate && pool) rt.gate->UseRead(std::move(*pool));
 
   StatusOr<Plan> plan = rt.controller->Pass();
   if (rt.gate && hooks_.on_pool && !rt.gate->pool().object.empty()) {
@@ -325,6 +327,7 @@ StatusOr<SweepReconciler::Runtime*> SweepReconciler::RuntimeFor(const Json& swee
   {
     std::lock_guard<std::mutex> lock(runtimes_mu_);
     replaced = std::exchange(runtimes_[key], std::move(rt));
+    deleted_pools_.erase(key);
   }
   return raw;
 }
@@ -335,10 +338,16 @@ SweepReconciler::Runtime* SweepReconciler::FindRuntime(const std::string& key) {
   return it == runtimes_.end() ? nullptr : it->second.get();
 }
 
-void SweepReconciler::EraseRuntime(const std::string& key) {
+std::optional<std::string> SweepReconciler::EraseRuntime(const std::string& key) {
   decltype(runtimes_)::node_type erased;  // destroyed without the lock
   std::lock_guard<std::mutex> lock(runtimes_mu_);
   erased = runtimes_.extract(key);
+  if (!erased.empty()) {
+    deleted_pools_[key] = erased.mapped()->controller->model().spec().pool_name;
+  }
+  auto known = deleted_pools_.find(key);
+  if (known == deleted_pools_.end()) return std::nullopt;
+  return known->second;
 }
 
 void SweepReconciler::RecordHeldUpTrials(Runtime& rt, const std::vector<Condition>& conditions) {
@@ -429,7 +438,8 @@ StatusOr<bool> SweepReconciler::CreatorCleared(const std::string& key, const Jso
   return false;
 }
 
-Status SweepReconciler::Cleanup(const std::string& ns, const std::string& name) {
+Status SweepReconciler::Cleanup(const std::string& ns, const std::string& name,
+                                const std::optional<std::string>& pool) {
   StatusOr<std::vector<Json>> pods = PodsOf(ns, name);
   if (!pods.ok()) return pods.status();
   for (const Json& pod : *pods) {
@@ -443,15 +453,17 @@ Status SweepReconciler::Cleanup(const std::string& ns, const std::string& name) 
     if (Status s = kube::ReleasePod(client_, ns, pod_name); !s.ok()) return s;
     kube::LogEvent("info", "pod_released", {{"sweep", KeyOf(ns, name)}, {"pod", pod_name}});
   }
-  return kube::SettleDeletedSweep(client_, clock_, ns, name);
+  if (pool && pool->empty()) return OkStatus();  // it drew on no pool
+  return kube::SettleDeletedSweep(client_, clock_, ns, name, pool);
 }
 
 StatusOr<bool> SweepReconciler::PoolBound(const std::string& key, const Json& sweep,
-                                          SweepSpec& spec) {
+                                          SweepSpec& spec, std::optional<kube::PoolObject>* read) {
   if (spec.pool_name.empty()) return true;
   StatusOr<kube::PoolObject> pool = kube::ReadPool(client_, spec.namespace_name, spec.pool_name);
   if (pool.ok()) {
     BindPool(pool->spec, &spec);
+    *read = std::move(pool).value();
     return true;
   }
   const bool missing = kube::IsNotFound(pool.status());

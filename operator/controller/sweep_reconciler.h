@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "operator/adapters/kube/client.h"
@@ -104,7 +105,8 @@ class SweepReconciler {
   struct Runtime;
 
   // Deletes and releases the pods of a deleted sweep and settles its pool accounts.
-  Status Cleanup(const std::string& ns, const std::string& name);
+  Status Cleanup(const std::string& ns, const std::string& name,
+                 const std::optional<std::string>& pool);
   Status ReportInvalid(const nlohmann::json& sweep, const std::string& message);
   // Writes condition `condition` (and phase Pending while no trial was created) to the sweep's
   // status with a Warning Event and log line `log_event`, unless the status says so already.
@@ -116,8 +118,9 @@ class SweepReconciler {
                                 const SweepSpec& spec);
   // Binds a sweep with spec.budget.poolRef to its pool (BindPool): false, with condition PoolBound
   // False and an Event, while the pool is missing or invalid, and the sweep is looked at again
-  // after options_.pool_recheck_seconds.
-  StatusOr<bool> PoolBound(const std::string& key, const nlohmann::json& sweep, SweepSpec& spec);
+  // after options_.pool_recheck_seconds. The pool it read goes in `read`, for the pass's gate.
+  StatusOr<bool> PoolBound(const std::string& key, const nlohmann::json& sweep, SweepSpec& spec,
+                           std::optional<kube::PoolObject>* read);
   // The Events, log lines and hooks of the pool's denials in `plan`, once per new denial.
   void RecordPoolDenials(Runtime& rt, const Plan& plan);
   StatusOr<Runtime*> RuntimeFor(const nlohmann::json& sweep, const SweepSpec& spec);
@@ -130,7 +133,9 @@ class SweepReconciler {
                                                const std::string& sweep) const;
   // The runtime of `key`, or nullptr. Only the worker that holds `key` may use it.
   Runtime* FindRuntime(const std::string& key);
-  void EraseRuntime(const std::string& key);
+  // Forgets the runtime of a deleted sweep. Returns the pool it drew on ("" for none), as its
+  // runtime or an earlier erase knew it; nullopt when this process never ran it.
+  std::optional<std::string> EraseRuntime(const std::string& key);
 
   kube::Client& client_;
   const Clock& clock_;
@@ -142,6 +147,9 @@ class SweepReconciler {
   std::unique_ptr<kube::Informer> pods_;
   std::mutex runtimes_mu_;                                    // guards the map, not the runtimes
   std::map<std::string, std::unique_ptr<Runtime>> runtimes_;  // by key
+  // The pools of the deleted sweeps this process ran, by key (a sweep's pod events reconcile its
+  // key again after it is gone): a deleted sweep is settled only in its own pool.
+  std::map<std::string, std::string> deleted_pools_;
   std::atomic<bool> stopped_{false};
 };
 

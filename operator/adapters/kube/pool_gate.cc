@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <utility>
+#include <vector>
 
 #include "operator/adapters/kube/errors.h"
 #include "operator/adapters/kube/resources.h"
@@ -71,7 +72,9 @@ PoolGate::PoolGate(Client& client, const Clock& clock, std::string ns, std::stri
       uid_(std::move(sweep_uid)) {}
 
 StatusOr<PoolCap> PoolGate::Acquire(double held_device_seconds) {
-  StatusOr<PoolObject> read = ReadPool(client_, ns_, name_);
+  StatusOr<PoolObject> read =
+      read_ ? StatusOr<PoolObject>(std::move(*read_)) : ReadPool(client_, ns_, name_);
+  read_.reset();
   if (!read.ok()) return read.status();
   pool_ = std::move(*read);
   read_period_start_ = pool_.state.period_start;
@@ -81,10 +84,8 @@ StatusOr<PoolCap> PoolGate::Acquire(double held_device_seconds) {
 
 Status PoolGate::Commit(const PoolAccount& account) {
   PoolState state = pool_.state;
-  PoolAccount& mine = state.accounts[uid_];
-  const PoolAccount before = mine;
-  mine = account;
-  mine.carried_device_seconds = before.carried_device_seconds;
+  const PoolAccount before = StoreAccount(uid_, account, &state);
+  const PoolAccount& mine = state.accounts[uid_];
   // While a segment runs, what it used grows as much as what it reserves shrinks: the account
   // counts the same in the pool, and is written again only now and then for the status's figures.
   const bool counts_the_same = state.accounts.size() == pool_.state.accounts.size() &&
@@ -101,18 +102,25 @@ Status PoolGate::Commit(const PoolAccount& account) {
 }
 
 Status SettleDeletedSweep(Client& client, const Clock& clock, const std::string& ns,
-                          const std::string& sweep) {
-  StatusOr<Json> pools = client.List(kBudgetPools, ns);
-  if (IsNotFound(pools.status())) return OkStatus();  // no BudgetPool kind on this cluster
-  if (!pools.ok()) return pools.status();
-  for (const Json& item : pools->value("items", Json::array())) {
-    const std::string name = item.value("/metadata/name"_json_pointer, "");
+                          const std::string& sweep, const std::optional<std::string>& pool) {
+  std::vector<std::string> names;
+  if (pool) {
+    names.push_back(*pool);
+  } else {
+    StatusOr<Json> pools = client.List(kBudgetPools, ns);
+    if (IsNotFound(pools.status())) return OkStatus();  // no BudgetPool kind on this cluster
+    if (!pools.ok()) return pools.status();
+    for (const Json& item : pools->value("items", Json::array())) {
+      names.push_back(item.value("/metadata/name"_json_pointer, ""));
+    }
+  }
+  for (const std::string& name : names) {
     Status settled = RetryOnConflict(
         [&]() -> Status {
-          StatusOr<PoolObject> pool = ReadPool(client, ns, name);
-          if (IsNotFound(pool.status())) return OkStatus();
-          if (!pool.ok()) return pool.status();
-          PoolState state = pool->state;
+          StatusOr<PoolObject> read = ReadPool(client, ns, name);
+          if (IsNotFound(read.status())) return OkStatus();
+          if (!read.ok()) return read.status();
+          PoolState state = read->state;
           for (auto& [key, account] : state.accounts) {
             if (account.sweep != sweep) continue;
             account.used_device_seconds += account.reserved_device_seconds;
@@ -120,7 +128,7 @@ Status SettleDeletedSweep(Client& client, const Clock& clock, const std::string&
             account.active = false;
             account.starved = false;
           }
-          return WriteState(client, clock, *pool, state);
+          return WriteState(client, clock, *read, state);
         },
         5, &clock);
     if (!settled.ok()) return settled;

@@ -39,6 +39,10 @@ class PoolGate : public BudgetGate {
   // unchanged) is written again anyway, for the figures of the pool's status.
   static constexpr double kRefreshSeconds = 15;
 
+  // Hands the gate the pool as this pass already read it (ReadPool): the next Acquire uses it
+  // instead of reading it again.
+  void UseRead(PoolObject pool) { read_ = std::move(pool); }
+
   StatusOr<PoolCap> Acquire(double held_device_seconds) override;
   // Writes the status unless the account counts the same as the pool has it and was written less
   // than kRefreshSeconds ago, and no period started.
@@ -54,6 +58,7 @@ class PoolGate : public BudgetGate {
   const std::string name_;
   const std::string uid_;
   PoolObject pool_;
+  std::optional<PoolObject> read_;           // from UseRead, for the next Acquire
   std::optional<double> read_period_start_;  // as the last Acquire read it, before RollPeriod
   double written_at_ = -std::numeric_limits<double>::infinity();  // monotonic seconds
 };
@@ -62,12 +67,13 @@ class PoolGate : public BudgetGate {
 // condition, merged into the conditions of `previous` (the status as read).
 Json PoolStatus(const PoolObject& pool, const PoolState& state, double now);
 
-// Settles, in every pool of `ns`, the accounts of sweep `sweep`, which no longer exists: what they
-// reserved is charged as used (their pods are deleted, and the real times went with them) and
-// they stop wanting budget, so the others' fair shares no longer keep a part for them. Their
-// charge stays in the pool. Retried on Conflict.
+// Settles, in pool `pool` of `ns` (every pool of `ns` when not known), the accounts of sweep
+// `sweep`, which no longer exists: what they reserved is charged as used (their pods are deleted,
+// and the real times went with them) and they stop wanting budget, so the others' fair shares no
+// longer keep a part for them. Their charge stays in the pool. Retried on Conflict.
 [[nodiscard]] Status SettleDeletedSweep(Client& client, const Clock& clock, const std::string& ns,
-                                        const std::string& sweep);
+                                        const std::string& sweep,
+                                        const std::optional<std::string>& pool);
 
 }  // namespace bsw::kube
 

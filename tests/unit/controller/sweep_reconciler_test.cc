@@ -324,6 +324,7 @@ TEST_F(SweepReconcilerTest, RunsASweepToItsEndAndReleasesEveryPod) {
   EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "SweepCompleted"), 1);
 }
 
+constexpr char kPoolsPath[] = "/apis/budgetsweep.dev/v1alpha1/namespaces/team/budgetpools";
 constexpr char kPoolPath[] = "/apis/budgetsweep.dev/v1alpha1/namespaces/team/budgetpools/team-a";
 
 void CreatePool(kube::Client& client, double gpu_hours) {
@@ -362,6 +363,11 @@ TEST_F(SweepReconcilerTest, APooledSweepWritesItsAccountToThePoolBeforeItsFirstP
   EXPECT_LT(account, pod) << "a pod was created before the pool counted its reservation";
   Json first = Json::parse(requests[account].body)["status"]["sweeps"][0];
   EXPECT_GT(first["reservedDeviceSeconds"].get<double>(), 0) << first.dump();
+  // The pass read the pool once: to bind the sweep's budget and to plan within the pool.
+  EXPECT_EQ(std::count_if(
+                requests.begin(), requests.begin() + static_cast<ptrdiff_t>(account),
+                [](const RecordedRequest& r) { return r.method == "GET" && r.path == kPoolPath; }),
+            1);
 
   // Once it ends, the pool's account is what the sweep's status says it used, and wants no more.
   ASSERT_TRUE(StepUntil([&] {
@@ -435,6 +441,7 @@ TEST_F(SweepReconcilerTest, ADeletedSweepsChargeStaysInItsPool) {
   EXPECT_EQ(account["reservedDeviceSeconds"], 0);
   EXPECT_GT(account["usedDeviceSeconds"].get<double>(), 0)
       << "what the deleted sweep had reserved is charged: " << account.dump();
+  EXPECT_TRUE(Requests("GET", kPoolsPath).empty()) << "the operator knew the sweep's pool";
 }
 
 TEST_F(SweepReconcilerTest, AConflictOnTheStatusWriteIsRetried) {
@@ -481,6 +488,7 @@ TEST_F(SweepReconcilerTest, ADeletedSweepsPodsAreDeletedAndReleased) {
   ASSERT_TRUE(StepUntil([&] { return Pods().empty(); }))
       << Pods().size() << " pods left, the first: " << Pods().front().dump(2);
   EXPECT_EQ(node_->running(), 0u);
+  EXPECT_TRUE(Requests("GET", kPoolsPath).empty()) << "a sweep without a pool settled in pools";
 }
 
 TEST_F(SweepReconcilerTest, AnOperatorRestartedMidSweepCarriesOnWithoutLaunchingAnythingTwice) {

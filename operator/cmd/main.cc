@@ -234,6 +234,16 @@ int Run(const RunOptions& opts) {
     }
     pool = std::move(*opened);
     BindPool(pool->spec(), &*spec);
+    // `budgetsweep report` binds the sweep the same way (kPoolRecord).
+    StatusOr<nlohmann::json> pool_object = ReadSweepFile(opts.pool);
+    Status recorded = pool_object.ok()
+                          ? local::WriteFileAtomically(fs::path(state_dir) / kPoolRecord,
+                                                       pool_object->dump(2) + "\n")
+                          : pool_object.status();
+    if (!recorded.ok()) {
+      std::fprintf(stderr, "error: %s\n", recorded.message().c_str());
+      return kExitFailed;
+    }
   } else if (!spec->pool_name.empty()) {
     std::fprintf(stderr,
                  "error: %s: spec.budget.poolRef.name is \"%s\": run it with --pool FILE, the "

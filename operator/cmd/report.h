@@ -49,9 +49,14 @@ inline constexpr int kPngHeight = 675;
 [[nodiscard]] Status WriteReport(const ReportInput& input, const std::string& html_path,
                                  const std::string& png_path);
 
+// The BudgetPool a pooled sweep's last `budgetsweep run --pool` was bound to, in its state
+// directory: the pool's object as JSON.
+inline constexpr char kPoolRecord[] = "pool.json";
+
 // Reads the state directory of `budgetsweep run`: the sweep in sweep.json and the events in
-// journal.jsonl; the status is rebuilt from them. The directory is only read (a sweep may be
-// running there). InvalidArgument naming the directory or file that is missing or invalid.
+// journal.jsonl; the status is rebuilt from them, a pooled sweep bound to its kPoolRecord. The
+// directory is only read (a sweep may be running there). InvalidArgument naming the directory or
+// file that is missing or invalid.
 [[nodiscard]] StatusOr<ReportInput> LoadStateDir(const std::string& dir, double now_unix_seconds);
 
 // Reads a sweep on a cluster: the BudgetSweep object, its status, and the events of its

@@ -44,6 +44,17 @@ StatusOr<ReportInput> LoadStateDir(const std::string& dir, double now_unix_secon
     return InvalidArgumentError(sweep_file.string() +
                                 ": not a valid BudgetSweep: " + spec.status().message());
   }
+  if (fs::path pool_file = fs::path(dir) / kPoolRecord;
+      !spec->pool_name.empty() && fs::exists(pool_file, ec)) {
+    StatusOr<json> pool_object = ReadSweepFile(pool_file.string());
+    StatusOr<PoolSpec> pool =
+        pool_object.ok() ? ParsePool(*pool_object) : StatusOr<PoolSpec>(pool_object.status());
+    if (!pool.ok()) {
+      return InvalidArgumentError(pool_file.string() + ": not a valid BudgetPool:\n" +
+                                  pool.status().message());
+    }
+    BindPool(*pool, &*spec);
+  }
   StatusOr<std::vector<Event>> events = Journal::Read(journal.string());
   if (!events.ok()) return InvalidArgumentError(events.status().message());
   StatusOr<json> status = StatusFromEvents(*spec, *events, now_unix_seconds);

@@ -13,11 +13,13 @@ kind: BudgetPool
 metadata: {name: team-a}
 spec: {gpuHours: 0.006}
 YAML
+# Gamma has no gpuHours of its own: the pool's caps it.
 for name in alpha beta gamma; do
-  curve_sweep "$WORK/$name.yaml" "$name" '  budget: {gpuHours: 0.02, poolRef: {name: team-a}}
+  own=$([ "$name" = gamma ] || echo "gpuHours: 0.02, ")
+  curve_sweep "$WORK/$name.yaml" "$name" "  budget: {${own}poolRef: {name: team-a}}
   resource: {unit: epochs, min: 1, max: 9, reductionFactor: 3}
   scheduler: {algorithm: asha, mode: stop, seed: 5}
-  parallelism: 2'
+  parallelism: 2"
 done
 
 # Bad input is refused before anything runs, naming the file and the field.
@@ -109,3 +111,9 @@ assert not any(a["active"] for a in ledger["sweeps"]), "a finished sweep is acti
 assert abs(used - total) < 0.05, "the ledger disagrees with the segments' times"
 PY
 assert_no_trial_processes
+
+# The report of gamma, which has no gpuHours of its own, shows the pool's as its budget: the run
+# recorded the pool it was bound to in the state directory.
+"$BSW" report "$WORK/state-gamma" -o "$WORK/gamma.html" >/dev/null
+grep -o '<span class="figure" id="budget-gpuHours">[^<]*' "$WORK/gamma.html" | grep -q '>0.006$' ||
+  fail "gamma's report does not show the pool's 0.006 GPU-hours as its budget"

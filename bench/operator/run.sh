@@ -34,6 +34,8 @@ make -C "$ROOT" build images >/dev/null
 BUILD=$ROOT/build
 BSW=$BUILD/operator/cmd/budgetsweep
 VERSION=$("$ROOT/scripts/project-version")
+# shellcheck source=../../tests/cluster/curve_sweep.sh
+. "$ROOT/tests/cluster/curve_sweep.sh"
 export BSW_CLUSTER_DIR=$BUILD/test-cluster BSW_IMAGES_DIR=$BUILD/images
 "$ROOT/scripts/images.sh" sandbox curve-trainer >/dev/null
 eval "$("$ROOT/tests/cluster/up.sh" 2>/dev/null | tail -1)"
@@ -94,38 +96,17 @@ METRICS_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.
 OP=$!
 
 for i in $(seq 1 "$SWEEPS"); do
-  cat <<YAML
-apiVersion: budgetsweep.dev/v1alpha1
-kind: BudgetSweep
-metadata: {name: load-$i, namespace: $NS}
-spec:
-  budget: {gpuHours: 1000}
-  objective: {metric: validation_accuracy, goal: maximize}
-  resource: {unit: epochs, min: 1, max: 9, reductionFactor: 3}
+  CURVE_VOLUMES="          - {name: epochs, persistentVolumeClaim: {claimName: epochs}}" \
+    CURVE_MOUNTS="              - {name: epochs, mountPath: /epochs}" \
+    curve_sweep "load-$i" "  budget: {gpuHours: 1000}
   scheduler: {algorithm: asha, mode: stop, seed: $i}
   parallelism: $PARALLELISM
   maxTrials: $TRIALS
   searchSpace:
     lr: {type: logUniform, min: 1.0e-4, max: 1.0e-1}
-    weight-decay: {type: logUniform, min: 1.0e-4, max: 1.0e-1}
-  trial:
-    gpus: 1
-    template:
-      spec:
-        terminationGracePeriodSeconds: 2
-        nodeSelector: {kubernetes.io/hostname: "$BSW_NODE_NAME"}
-        volumes:
-          - {name: checkpoints, emptyDir: {}}
-          - {name: epochs, persistentVolumeClaim: {claimName: epochs}}
-        containers:
-          - name: trainer
-            image: budgetsweep/curve-trainer:$VERSION
-            args: ["--seconds-per-epoch=0.1", "--epoch-log=/epochs/\$(BUDGETSWEEP_TRIAL).log"]
-            volumeMounts:
-              - {name: checkpoints, mountPath: /checkpoints}
-              - {name: epochs, mountPath: /epochs}
----
-YAML
+    weight-decay: {type: logUniform, min: 1.0e-4, max: 1.0e-1}" \
+    '"--seconds-per-epoch=0.1", "--epoch-log=/epochs/$(BUDGETSWEEP_TRIAL).log"'
+  echo ---
 done | k apply -f - >/dev/null
 
 start=$(date +%s)

@@ -25,6 +25,8 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 SOAK_SECONDS=${SOAK_SECONDS:-1500}
 SECONDS_PER_EPOCH=${SECONDS_PER_EPOCH:-8}
 VERSION=$("$ROOT/scripts/project-version")
+# shellcheck source=../../tests/cluster/curve_sweep.sh
+. "$ROOT/tests/cluster/curve_sweep.sh"
 HELM=$("$ROOT/tests/cluster/build.sh" helm | sed -n 's/^helm=//p')
 NS=bsw-soak-$(printf '%04x' $RANDOM)
 REL=soak
@@ -49,33 +51,13 @@ k create namespace "$NS" >/dev/null
 say "operator installed in $NS; sweeps for ${SOAK_SECONDS}s"
 
 sweep() {   # name
-  cat <<YAML
-apiVersion: budgetsweep.dev/v1alpha1
-kind: BudgetSweep
-metadata: {name: $1, namespace: $NS}
-spec:
-  budget: {gpuHours: 0.1}
-  objective: {metric: validation_accuracy, goal: maximize}
-  resource: {unit: epochs, min: 1, max: 9, reductionFactor: 3}
+  curve_sweep "$1" "  budget: {gpuHours: 0.1}
   scheduler: {algorithm: asha, mode: stop}
   parallelism: 2
   maxTrials: 6
   searchSpace:
-    lr: {type: logUniform, min: 1.0e-3, max: 1.0e-1}
-  trial:
-    gpus: 1
-    template:
-      spec:
-        terminationGracePeriodSeconds: 2
-        nodeSelector: {kubernetes.io/hostname: "$BSW_NODE_NAME"}
-        volumes: [{name: checkpoints, emptyDir: {}}]
-        containers:
-          - name: trainer
-            image: budgetsweep/curve-trainer:$VERSION
-            args: ["--seconds-per-epoch=$SECONDS_PER_EPOCH"]
-            volumeMounts: [{name: checkpoints, mountPath: /checkpoints}]
-            resources: {requests: {cpu: 100m, memory: 64Mi}}
-YAML
+    lr: {type: logUniform, min: 1.0e-3, max: 1.0e-1}" "\"--seconds-per-epoch=$SECONDS_PER_EPOCH\"" \
+    "            resources: {requests: {cpu: 100m, memory: 64Mi}}"
 }
 phase() { k -n "$NS" get bsw "$1" -o jsonpath='{.status.phase}' 2>/dev/null; }
 

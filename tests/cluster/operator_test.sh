@@ -38,6 +38,8 @@ fi
 # shellcheck source=/dev/null
 . "$BSW_CLUSTER_DIR/node/node.env"
 VERSION=$("$ROOT/scripts/project-version")
+# shellcheck source=curve_sweep.sh
+. "$HERE/curve_sweep.sh"
 
 RUN_ID=$(printf '%04x%04x' $RANDOM $RANDOM)
 NS=bsw-op-$RUN_ID
@@ -105,31 +107,11 @@ stop_operator() {
 # sweep NAME EXTRA_SPEC [SECONDS_PER_EPOCH]: a curve-trainer sweep on the node, one GPU a trial.
 sweep() {
   local name=$1 extra=$2 spe=${3:-0.3}
-  cat <<YAML
-apiVersion: budgetsweep.dev/v1alpha1
-kind: BudgetSweep
-metadata: {name: $name, namespace: $NS}
-spec:
-  objective: {metric: validation_accuracy, goal: maximize}
-  resource: {unit: epochs, min: 1, max: 9, reductionFactor: 3}
-$extra
+  curve_sweep "$name" "$extra
   searchSpace:
     lr: {type: logUniform, min: 1.0e-4, max: 1.0e-1}
-    weight-decay: {type: logUniform, min: 1.0e-4, max: 1.0e-1}
-  trial:
-    gpus: 1
-    maxRetries: 1
-    template:
-      spec:
-        terminationGracePeriodSeconds: 2
-        nodeSelector: {kubernetes.io/hostname: "$BSW_NODE_NAME"}
-        volumes: [{name: checkpoints, emptyDir: {}}]
-        containers:
-          - name: trainer
-            image: budgetsweep/curve-trainer:$VERSION
-            args: ["--seconds-per-epoch=$spe"]
-            volumeMounts: [{name: checkpoints, mountPath: /checkpoints}]
-YAML
+    weight-decay: {type: logUniform, min: 1.0e-4, max: 1.0e-1}" "\"--seconds-per-epoch=$spe\"" "" \
+    "    maxRetries: 1"
 }
 
 field() { k -n "$NS" get bsw "$1" -o "jsonpath={$2}" 2>/dev/null; }

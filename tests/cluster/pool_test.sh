@@ -27,6 +27,8 @@ NS=bsw-pool-$(printf '%04x%04x' $RANDOM $RANDOM)
 REL=bsw
 # shellcheck source=namespace_lib.sh
 . "$HERE/namespace_lib.sh"
+# shellcheck source=curve_sweep.sh
+. "$HERE/curve_sweep.sh"
 k() { kubectl --cache-dir="$TMP/kube-cache" --request-timeout=30s "$@"; }
 cleanup() {
   set +e
@@ -54,33 +56,13 @@ fi
 
 # ---- the pool and two sweeps on it (one with its own cap too) ---------------------------------
 sweep() { # NAME SEED [own gpuHours]
-  cat <<YAML
-apiVersion: budgetsweep.dev/v1alpha1
-kind: BudgetSweep
-metadata: {name: $1, namespace: $NS}
-spec:
-  budget: {${3:+gpuHours: $3, }poolRef: {name: team}}
-  objective: {metric: validation_accuracy, goal: maximize}
-  resource: {unit: epochs, min: 1, max: 9, reductionFactor: 3}
+  curve_sweep "$1" "  budget: {${3:+gpuHours: $3, }poolRef: {name: team}}
   scheduler: {algorithm: asha, mode: stop, seed: $2}
   parallelism: 2
   maxTrials: 40
   searchSpace:
-    lr: {type: logUniform, min: 1.0e-3, max: 1.0e-1}
-  trial:
-    gpus: 1
-    template:
-      spec:
-        terminationGracePeriodSeconds: 2
-        nodeSelector: {kubernetes.io/hostname: "$BSW_NODE_NAME"}
-        volumes: [{name: checkpoints, emptyDir: {}}]
-        containers:
-          - name: trainer
-            image: budgetsweep/curve-trainer:$VERSION
-            args: ["--seconds-per-epoch=2"]
-            volumeMounts: [{name: checkpoints, mountPath: /checkpoints}]
-            resources: {requests: {cpu: 50m, memory: 64Mi}}
-YAML
+    lr: {type: logUniform, min: 1.0e-3, max: 1.0e-1}" '"--seconds-per-epoch=2"' \
+    "            resources: {requests: {cpu: 50m, memory: 64Mi}}"
 }
 {
   cat <<YAML

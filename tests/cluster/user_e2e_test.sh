@@ -40,6 +40,8 @@ fi
 # shellcheck source=/dev/null
 . "$BSW_CLUSTER_DIR/node/node.env"
 VERSION=$("$ROOT/scripts/project-version")
+# shellcheck source=curve_sweep.sh
+. "$HERE/curve_sweep.sh"
 
 ID=$(printf '%04x%04x' $RANDOM $RANDOM)
 NS=bsw-user-$ID
@@ -275,34 +277,14 @@ else
 fi
 
 # ---- 6. Prometheus down for 2 minutes mid-sweep -------------------------------------------------
-cat <<YAML | k apply -f - >/dev/null
-apiVersion: budgetsweep.dev/v1alpha1
-kind: BudgetSweep
-metadata: {name: outage, namespace: $NS}
-spec:
-  budget: {gpuHours: 0.2}
-  objective: {metric: validation_accuracy, goal: maximize}
-  resource: {unit: epochs, min: 1, max: 9, reductionFactor: 3}
+curve_sweep outage "  budget: {gpuHours: 0.2}
   scheduler: {algorithm: asha, mode: stop, seed: 4}
   parallelism: 2
   maxTrials: 2
   searchSpace:
     lr: {type: logUniform, min: 1.0e-3, max: 1.0e-2}
-  metrics: {prometheus: {url: "$PROM_URL"}}
-  trial:
-    gpus: 1
-    template:
-      spec:
-        terminationGracePeriodSeconds: 2
-        nodeSelector: {kubernetes.io/hostname: "$BSW_NODE_NAME"}
-        volumes: [{name: checkpoints, emptyDir: {}}]
-        containers:
-          - name: trainer
-            image: budgetsweep/curve-trainer:$VERSION
-            args: ["--seconds-per-epoch=16"]
-            volumeMounts: [{name: checkpoints, mountPath: /checkpoints}]
-            resources: {requests: {cpu: 100m, memory: 64Mi}}
-YAML
+  metrics: {prometheus: {url: \"$PROM_URL\"}}" '"--seconds-per-epoch=16"' \
+  "            resources: {requests: {cpu: 100m, memory: 64Mi}}" | k apply -f - >/dev/null
 # Down once the first rung value is in, for 120 s: the trials keep training, unseen.
 reached=""
 for _ in $(seq 1 240); do

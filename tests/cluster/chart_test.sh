@@ -188,7 +188,7 @@ fi
 sel=app.kubernetes.io/instance=$REL,app.kubernetes.io/component=operator
 pod=""
 for _ in $(seq 1 120); do
-  pod=$(k get pods -n "$NS" -l "$sel" -o name 2>/dev/null | head -1)
+  pod=$(k get pods -n "$NS" -l "$sel" -o name 2>/dev/null | head -1 || true)
   [ -n "$pod" ] && break; sleep 0.5
 done
 if [ -n "$pod" ]; then

@@ -197,6 +197,20 @@ want="maximize epochs 3 asha stop 0 1 3 1 1 300 []"
 [ "$got" = "$want" ] && pass "defaults: $got" || fail "defaults: got '$got', want '$want'"
 
 # ---- short name, category, printer columns, status subresource ----------------------------------
+# expect_columns WHAT HEADER ROW KUBECTL_GET_ARGS...: `kubectl get` prints the header HEADER and a
+# first row that starts with ROW (runs of spaces squeezed; AGE varies).
+expect_columns() {
+  local what=$1 want_header=$2 want_row=$3 out header row
+  shift 3
+  out=$(k get "$@" 2>&1)
+  header=$(head -1 <<<"$out" | tr -s ' ')
+  row=$(sed -n 2p <<<"$out" | tr -s ' ')
+  if [ "$header" = "$want_header" ] && [[ $row == "$want_row "* ]]; then
+    pass "$what: $header / $row"
+  else
+    fail "$what:"; indent <<<"$out"
+  fi
+}
 out=$(k get bsw -n "$NS" 2>&1) && grep -q crd-minimal <<<"$out" &&
   pass "kubectl get bsw (short name) lists the sweeps" || { fail "kubectl get bsw:"; indent <<<"$out"; }
 out=$(k get budgetsweep -n "$NS" -o name 2>&1) && grep -q 'budgetsweep.budgetsweep.dev/crd-grid' <<<"$out" &&
@@ -225,15 +239,8 @@ fi
 got=$(k get -n "$NS" bsw crd-base -o jsonpath='{.status.best.params.optimizer} {.status.rungs[1].promoted} {.status.runningTrials[3]} {.status.throughput.chosen.settings.workers} {.status.throughput.probes[1].reason}')
 [ "$got" = "sgd 1 crd-base-t0011 2 Error" ] && pass "status kept as written (params, rungs, runningTrials, throughput)" ||
   fail "status read back: '$got'"
-out=$(k get -n "$NS" bsw crd-base 2>&1)
-header=$(head -1 <<<"$out" | tr -s ' ')
-row=$(sed -n 2p <<<"$out" | tr -s ' ')
-if [ "$header" = "NAME PHASE USED BUDGET BEST TRIALS RUNNING AGE" ] &&
-  [[ $row == "crd-base Running 0.75 2 0.9125 12 4 "* ]]; then
-  pass "printer columns: $header / $row"
-else
-  fail "printer columns:"; indent <<<"$out"
-fi
+expect_columns "printer columns" "NAME PHASE USED BUDGET BEST TRIALS RUNNING AGE" \
+  "crd-base Running 0.75 2 0.9125 12 4" -n "$NS" bsw crd-base
 out=$(k get -n "$NS" bsw crd-base -o wide 2>&1)
 grep -q 'BEST-TRIAL' <<<"$out" && grep -q 'crd-base-t0003' <<<"$out" &&
   pass "-o wide adds BEST-TRIAL" || { fail "-o wide:"; indent <<<"$out"; }
@@ -517,15 +524,8 @@ got=$(k get -n "$NS" bsp crd-pool -o jsonpath='{.status.sweeps[1].sweep} {.statu
 [ "$got" = "mlp-search true 7200 9.5 2027-01-01T00:00:00Z BudgetRemains" ] &&
   pass "pool status kept as written (sweeps, previousPeriods, period, conditions)" ||
   fail "pool status read back: '$got'"
-out=$(k get bsp -n "$NS" 2>&1)
-header=$(head -1 <<<"$out" | tr -s ' ')
-row=$(sed -n 2p <<<"$out" | tr -s ' ')
-if [ "$header" = "NAME BUDGET USED RESERVED REMAINING SWEEPS AGE" ] &&
-  [[ $row == "crd-pool 10 2.5 1.5 6 2 "* ]]; then
-  pass "kubectl get bsp (short name), printer columns: $header / $row"
-else
-  fail "kubectl get bsp printer columns:"; indent <<<"$out"
-fi
+expect_columns "kubectl get bsp (short name), printer columns" \
+  "NAME BUDGET USED RESERVED REMAINING SWEEPS AGE" "crd-pool 10 2.5 1.5 6 2" bsp -n "$NS"
 out=$(k get -n "$NS" bsp crd-pool -o wide 2>&1)
 grep -q 'PERIOD' <<<"$out" && grep -q 'calendarMonth' <<<"$out" &&
   pass "-o wide adds PERIOD" || { fail "bsp -o wide:"; indent <<<"$out"; }

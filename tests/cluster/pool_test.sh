@@ -87,12 +87,14 @@ done
 [[ $accounts == *alpha* && $accounts == *beta* ]] &&
   pass "the pool's status holds an account for each sweep: $accounts" ||
   fail "the pool's accounts: '$accounts'"
-columns=$(k -n "$NS" get bsp team 2>&1 | head -1)
+# Whole, then its first line: under pipefail, `| head -1` can end kubectl by SIGPIPE mid-table.
+columns=$(k -n "$NS" get bsp team 2>&1 || true)
+columns=$(head -1 <<<"$columns")
 [[ $columns == *BUDGET*USED*RESERVED*REMAINING* ]] && pass "kubectl get bsp: $columns" ||
   fail "kubectl get bsp columns: $columns"
 
 # ---- SIGKILL the operator twice while both sweeps run ----------------------------------------
-operator_pid() { pgrep -f -- "budgetsweep operator --namespace=$NS" | head -1; }
+operator_pid() { pgrep -f -- "budgetsweep operator --namespace=$NS" | head -1 || true; }
 restarts() {
   k -n "$NS" get pods -l app.kubernetes.io/name=budgetsweep \
     -o jsonpath='{.items[0].status.containerStatuses[0].restartCount}' 2>/dev/null || true

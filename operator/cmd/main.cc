@@ -235,11 +235,8 @@ int Run(const RunOptions& opts) {
     pool = std::move(*opened);
     BindPool(pool->spec(), &*spec);
     // `budgetsweep report` binds the sweep the same way (kPoolRecord).
-    StatusOr<nlohmann::json> pool_object = ReadSweepFile(opts.pool);
-    Status recorded = pool_object.ok()
-                          ? local::WriteFileAtomically(fs::path(state_dir) / kPoolRecord,
-                                                       pool_object->dump(2) + "\n")
-                          : pool_object.status();
+    Status recorded = local::WriteFileAtomically(fs::path(state_dir) / kPoolRecord,
+                                                 pool->object().dump(2) + "\n");
     if (!recorded.ok()) {
       std::fprintf(stderr, "error: %s\n", recorded.message().c_str());
       return kExitFailed;

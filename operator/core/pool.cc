@@ -6,6 +6,7 @@
 #include <ctime>
 #include <vector>
 
+#include "operator/core/gpu_hours.h"
 #include "operator/core/rfc3339.h"
 
 namespace bsw {
@@ -158,8 +159,9 @@ void RollPeriod(const PoolSpec& pool, double now, PoolState* state) {
 
 namespace {
 
-// GPU-hours for people, to 0.0001 (0.36 device-seconds): the accounts keep the exact figures.
-double RoundedHours(double device_seconds) { return std::round(device_seconds / 0.36) / 10000; }
+// The pool's GPU-hour totals for people, to 0.0001 (0.36 device-seconds); the accounts keep the
+// exact device-seconds.
+constexpr int kPoolHoursDecimals = 4;
 
 }  // namespace
 
@@ -182,9 +184,10 @@ nlohmann::json PoolStateJson(const PoolSpec& pool, const PoolState& state) {
                       {"starved", a.starved}});
   }
   json out = {
-      {"usedGpuHours", RoundedHours(used)},
-      {"reservedGpuHours", RoundedHours(reserved)},
-      {"remainingGpuHours", std::max(0.0, RoundedHours(pool.gpu_hours * 3600 - used - reserved))},
+      {"usedGpuHours", RoundedGpuHours(used, kPoolHoursDecimals)},
+      {"reservedGpuHours", RoundedGpuHours(reserved, kPoolHoursDecimals)},
+      {"remainingGpuHours",
+       std::max(0.0, RoundedGpuHours(pool.gpu_hours * 3600 - used - reserved, kPoolHoursDecimals))},
       {"activeSweeps", active},
       {"sweeps", std::move(sweeps)}};
   if (!pool.period.empty() && state.period_start && state.period_end) {
@@ -193,9 +196,10 @@ nlohmann::json PoolStateJson(const PoolSpec& pool, const PoolState& state) {
   if (!state.past.empty()) {
     json past = json::array();
     for (const PastPeriod& p : state.past) {
-      past.push_back({{"start", Rfc3339(p.start)},
-                      {"end", Rfc3339(p.end)},
-                      {"usedGpuHours", RoundedHours(p.used_device_seconds)}});
+      past.push_back(
+          {{"start", Rfc3339(p.start)},
+           {"end", Rfc3339(p.end)},
+           {"usedGpuHours", RoundedGpuHours(p.used_device_seconds, kPoolHoursDecimals)}});
     }
     out["previousPeriods"] = std::move(past);
   }

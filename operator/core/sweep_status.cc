@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "operator/core/gpu_hours.h"
 #include "operator/core/rfc3339.h"
 
 namespace bsw {
@@ -29,10 +30,7 @@ json MergeConditions(const json& previous, const std::vector<Condition>& fresh, 
 }
 
 namespace {
-json Hours(double device_seconds) {
-  // Rounded to the millisecond of a device: status diffs stay quiet between passes.
-  return std::round(device_seconds / 3.6) / 1000.0;
-}
+json Hours(double device_seconds) { return RoundedGpuHours(device_seconds, 3); }
 json ParamsObject(const Config& params) {
   json out = json::object();
   for (const auto& [name, value] : params) out[name] = value;

@@ -51,9 +51,10 @@ Status SyncDirectory(const fs::path& dir) {
 
 }  // namespace
 
-StatusOr<PoolSpec> ReadPoolFile(const std::string& path) {
+StatusOr<PoolSpec> ReadPoolFile(const std::string& path, json* object) {
   StatusOr<json> doc = ReadSweepFile(path);
   if (!doc.ok()) return doc.status();
+  if (object != nullptr) *object = *doc;
   StatusOr<PoolSpec> spec = ParsePool(*doc);
   if (!spec.ok()) {
     return InvalidArgumentError(path + " is not a valid BudgetPool:\n" + spec.status().message());
@@ -66,7 +67,8 @@ StatusOr<std::unique_ptr<PoolFile>> PoolFile::Open(const std::string& path,
                                                    const std::string& pool_ref,
                                                    const std::string& state_dir,
                                                    const Clock& clock) {
-  StatusOr<PoolSpec> spec = ReadPoolFile(path);
+  json object;
+  StatusOr<PoolSpec> spec = ReadPoolFile(path, &object);
   if (!spec.ok()) return spec.status();
   if (!pool_ref.empty() && pool_ref != spec->name) {
     return InvalidArgumentError("--pool " + path + ": the pool is \"" + spec->name +
@@ -94,6 +96,7 @@ StatusOr<std::unique_ptr<PoolFile>> PoolFile::Open(const std::string& path,
     return error;
   }
   std::unique_ptr<PoolFile> pool(new PoolFile(path, dir.string(), lock_fd, runner_fd, clock));
+  pool->object_ = std::move(object);
   pool->spec_ = *spec;
   return pool;
 }

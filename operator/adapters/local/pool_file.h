@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "nlohmann/json.hpp"
 #include "operator/core/pool.h"
 #include "operator/ports/budget_gate.h"
 #include "operator/ports/clock.h"
@@ -42,6 +43,8 @@ class PoolFile : public BudgetGate {
   Status Commit(const PoolAccount& account) override;
 
   const PoolSpec& spec() const { return spec_; }
+  // The pool's object as Open read it from the file.
+  const nlohmann::json& object() const { return object_; }
   // The accounts as the last Acquire read them, this sweep's as it last committed it.
   const PoolAccounts& accounts() const { return state_.accounts; }
 
@@ -54,12 +57,14 @@ class PoolFile : public BudgetGate {
   int lock_fd_;
   int runner_fd_;
   const Clock& clock_;
+  nlohmann::json object_;
   PoolSpec spec_;
   PoolState state_;
 };
 
-// The pool in `path`, checked; errors name the file and the field.
-StatusOr<PoolSpec> ReadPoolFile(const std::string& path);
+// The pool in `path`, checked; errors name the file and the field. The object read goes in
+// `object` unless that is null.
+StatusOr<PoolSpec> ReadPoolFile(const std::string& path, nlohmann::json* object = nullptr);
 
 }  // namespace bsw::local
 

@@ -56,6 +56,13 @@ Plan ProbeOnce(PlannerHarness& h, double samples_per_second, double data_wait_ra
   return launch;
 }
 
+// Probes the baseline and the four candidates at `rates` samples/s, each with a data wait of 30%
+// (below the 0.85 gate), then plans once more: the plan after the decision.
+Plan ProbeAllBelowTheGate(PlannerHarness& h, const std::vector<double>& rates) {
+  for (double rate : rates) ProbeOnce(h, rate, 0.30);
+  return h.PassAndCarry();
+}
+
 class ProbePhase : public ::testing::TestWithParam<testing::Situation> {};
 
 TEST_P(ProbePhase, DecidesAsTheSituationRequires) {
@@ -123,10 +130,7 @@ INSTANTIATE_TEST_SUITE_P(
         Situation{
             "NothingMeetsTheGateContinuesWithTheFastestAndSaysWhereTimeGoes", NoEdit,
             [](PlannerHarness& h) {
-              for (double rate : {900.0, 950.0, 1300.0, 1250.0, 1100.0}) {
-                ProbeOnce(h, rate, 0.30);
-              }
-              Plan plan = h.PassAndCarry();
+              Plan plan = ProbeAllBelowTheGate(h, {900, 950, 1300, 1250, 1100});
               const Condition* gate = FindCondition(plan, "ThroughputBelowTarget");
               ASSERT_NE(gate, nullptr);
               EXPECT_EQ(gate->status, "True");
@@ -142,10 +146,7 @@ INSTANTIATE_TEST_SUITE_P(
             }},
         Situation{"NothingMeetsTheGateAndTheBaselineIsFastestSaysTheBaselineWins", NoEdit,
                   [](PlannerHarness& h) {
-                    for (double rate : {1300.0, 950.0, 900.0, 1000.0, 1100.0}) {
-                      ProbeOnce(h, rate, 0.30);
-                    }
-                    Plan plan = h.PassAndCarry();
+                    Plan plan = ProbeAllBelowTheGate(h, {1300, 950, 900, 1000, 1100});
                     const Condition* gate = FindCondition(plan, "ThroughputBelowTarget");
                     ASSERT_NE(gate, nullptr);
                     EXPECT_EQ(gate->reason, "BelowTarget");

@@ -152,6 +152,10 @@ std::string Line(const SweepModel& m, const event::TrialPromoted& e) {
          (e.message.empty() ? "" : " " + e.message);
 }
 
+std::string Line(const SweepModel& m, const event::TrialExploited& e) {
+  return NameOf(m, e.trial) + " " + e.message;
+}
+
 std::string Line(const SweepModel& m, const event::SegmentEnded& e) {
   const Trial& t = m.trial(e.trial);
   // Still running after an ended segment: it is relaunched from its checkpoint.

@@ -52,7 +52,26 @@ std::string BestCard(const SweepSpec& spec, const json& status) {
   for (const auto& [name, value] : params.items()) {
     out += Escape(name) + "=" + Escape(ParamText(value)) + " ";
   }
-  return out + "</p></div>\n";
+  out += "</p>";
+  // pbt and pb2: where the best trial went on from other trials' checkpoints.
+  if (best.contains("lineage")) {
+    out += "<ol class=\"params\" id=\"best-lineage\">";
+    for (const json& step : best["lineage"]) {
+      out += "<li>" + Escape(ResourceText(spec, step.value("resource", 0.0))) + ": " +
+             Escape(step.value("message", "")) + "</li>";
+    }
+    out += "</ol>";
+  }
+  return out + "</div>\n";
+}
+
+// pbt and pb2: "t0002@3 t0000@5", the trials a trial went on from and where.
+std::string LineageText(const History& h, const Trial& t) {
+  std::string out;
+  for (const Exploit& e : t.lineage) {
+    out += (out.empty() ? "" : " ") + h.model.trial(e.donor).name + "@" + Num(e.resource);
+  }
+  return out;
 }
 
 // A card of status figures: one row per (key, label) of `rows`, its figure `figures[key]` under
@@ -123,9 +142,11 @@ std::string TrialRow(const History& h, const Trial& t) {
     if (!s.probe && s.trial == t.index) own.push_back(s);
   }
   double charged = LedgerAt(own, 0, h.end).used() / 3600;
-  return row + NumberCell(t.progress()) + NumberCell(latest) + NumberCell(best) +
+  row += NumberCell(t.progress()) + NumberCell(latest) + NumberCell(best) +
          NumberCell(static_cast<double>(t.segments.size())) +
-         Cell(Fmt("%.6f", charged), Fmt("%.17g", charged)) + "</tr>\n";
+         Cell(Fmt("%.6f", charged), Fmt("%.17g", charged));
+  if (Population(spec.algorithm)) row += Cell(LineageText(h, t), LineageText(h, t));
+  return row + "</tr>\n";
 }
 
 std::string TrialTable(const History& h) {
@@ -138,7 +159,7 @@ std::string TrialTable(const History& h) {
          Escape(spec.objective_metric) + "</th><th id=\"best-column\" data-initial=\"" +
          (spec.goal == Goal::kMaximize ? "desc" : "asc") + "\">best " +
          Escape(spec.objective_metric) + "</th><th>segments</th><th>GPU-h charged</th>" +
-         "</tr></thead>\n<tbody>\n";
+         (Population(spec.algorithm) ? "<th>went on from</th>" : "") + "</tr></thead>\n<tbody>\n";
   for (int64_t i = 0; i < h.model.trial_count(); ++i) out += TrialRow(h, h.model.trial(i));
   return out + "</tbody></table>\n";
 }

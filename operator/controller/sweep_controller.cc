@@ -229,6 +229,16 @@ SegmentSpec SweepController::SpecOf(const StartSegment& a) const {
   if (model_.throughput_decision()) {
     s.extra_args = FlagArgs(model_.throughput_decision()->trial_args);
   }
+  if (Population(model_.spec().algorithm)) {
+    s.snapshots = true;
+    for (const ParamSpec& p : model_.spec().search_space) {
+      if (p.mutable_) s.mutable_flags.push_back(p.name);
+    }
+    if (!t.lineage.empty()) {
+      s.exploit_trial = model_.trial(t.lineage.back().donor).name;
+      s.exploit_at = t.lineage.back().resource;
+    }
+  }
   return s;
 }
 

@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "operator/core/decisions.h"
+#include "operator/core/population.h"
 #include "operator/core/tpe.h"
 
 namespace bsw::decisions {
@@ -18,6 +19,11 @@ class SlotFiller {
 
   Admitted Fill() && {
     const SweepModel& model = in_.model;
+    if (Population(in_.spec().algorithm)) {
+      CreateTrials();
+      GoOnWithPopulation();
+      return std::move(out_);
+    }
     if (Pausing(in_.spec()) && Free() > 0) {
       reserve_ = FinishReserveOf(in_, out_.ledger);
       for (const Brackets::Promotion& p :
@@ -29,11 +35,7 @@ class SlotFiller {
         if (!KeepsReserve(t.index, from, until) || !Promote(t, p.rung, until, "")) break;
       }
     }
-    int64_t next = model.trial_count();
-    while (Free() > 0 && !Denied() && CanCreate(model, next) &&
-           KeepsReserve(next, 0, FirstUntil(model, next)) && Create(next)) {
-      ++next;
-    }
+    CreateTrials();
     return std::move(out_);
   }
 
@@ -55,6 +57,34 @@ class SlotFiller {
     if (reserve_ && EventTrial(decided) == reserve_->trial)
       reserve_.reset();  // the leader moves on
     return true;
+  }
+
+  void CreateTrials() {
+    int64_t next = in_.model.trial_count();
+    while (Free() > 0 && !Denied() && CanCreate(in_.model, next) &&
+           KeepsReserve(next, 0, FirstUntil(in_.model, next)) && Create(next)) {
+      ++next;
+    }
+  }
+
+  // pbt and pb2, once the population exists: paused trials go on lowest rung first, so that the
+  // population moves together, each as NextStep decides.
+  void GoOnWithPopulation() {
+    const SweepModel& model = in_.model;
+    std::vector<const Trial*> paused;
+    for (int64_t i = 0; i < model.trial_count(); ++i) {
+      if (model.trial(i).phase == TrialPhase::kPaused) paused.push_back(&model.trial(i));
+    }
+    std::stable_sort(paused.begin(), paused.end(),
+                     [](const Trial* a, const Trial* b) { return a->progress() < b->progress(); });
+    for (const Trial* t : paused) {
+      if (Free() == 0 || Denied()) return;
+      double from = t->progress();
+      double until = model.rungs().NextAfter(from);
+      int segment = t->segments.back().number + 1;
+      Take(Launch(in_, out_.ledger, t->index, segment, from, until, Free()),
+           NextStep(model, *t, in_.now));
+    }
   }
 
   bool Create(int64_t next) {
@@ -101,6 +131,15 @@ class SlotFiller {
   bool denied_;
   std::optional<FinishReserve> reserve_;
 };
+
+// pbt and pb2: a trial is paused, or has just ended a segment short of the full resource (the
+// model shows it paused once this pass is journaled).
+bool PopulationGoesOn(const SweepModel& model) {
+  if (model.count(TrialPhase::kPaused) > 0) return true;
+  return std::any_of(model.active().begin(), model.active().end(), [&](int64_t index) {
+    return model.trial(index).progress() < model.rungs().max();
+  });
+}
 
 }  // namespace
 
@@ -168,7 +207,9 @@ std::optional<Finish> FinishOf(const SweepModel& model, int occupied,
   }
   if (!denials.empty()) return std::nullopt;  // waits for the pool's other sweeps
   bool more_trials = CanCreate(model, model.trial_count());
-  bool more_promotions = Pausing(model.spec()) && !model.scheduler().Candidates(1).empty();
+  bool more_promotions = Population(model.spec().algorithm)
+                             ? PopulationGoesOn(model)
+                             : Pausing(model.spec()) && !model.scheduler().Candidates(1).empty();
   if (more_trials || more_promotions) return std::nullopt;
   return Finish{SweepPhase::kCompleted, Reason::kSweepCompleted,
                 std::to_string(model.trial_count()) + " trials finished"};

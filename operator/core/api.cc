@@ -213,8 +213,53 @@ void ParseParam(const std::string& name, const json& body, const std::string& pa
       f.Error("min", "must be greater than 0 on a log scale, got " + body.at("min").dump());
     }
   }
+  param.mutable_ = f.Bool("mutable").value_or(false);
+  if (param.mutable_) {
+    const std::string algorithm = AlgorithmName(spec->algorithm);
+    if (!Population(spec->algorithm)) {
+      f.Error("mutable",
+              "only algorithms pbt and pb2 change a parameter during a trial; the "
+              "algorithm is " +
+                  algorithm);
+    } else if (*type == ParamType::kGrid) {
+      f.Error("mutable", "a grid parameter is enumerated, one value per trial; use choice");
+    } else if (*type == ParamType::kChoice && spec->algorithm == Algorithm::kPb2) {
+      f.Error("mutable",
+              "pb2 chooses mutable values in numeric bounds: use uniform, logUniform "
+              "or int (or algorithm pbt)");
+    }
+  }
   f.Finish();
   spec->search_space.push_back(std::move(param));
+}
+
+// pbt and pb2 go on from checkpoints, with a population of spec.maxTrials and at least one
+// parameter to change; their rungs are every resource.min units (Rungs).
+void CheckPopulation(const SweepSpec& spec, std::vector<std::string>* errors) {
+  const std::string algorithm = AlgorithmName(spec.algorithm);
+  if (spec.mode != AshaMode::kPause) {
+    errors->push_back("spec.scheduler.mode: " + algorithm +
+                      " needs mode pause: a trial goes on from its own or another trial's "
+                      "checkpoint");
+  }
+  if (spec.sampler == Sampler::kTpe) {
+    errors->push_back("spec.scheduler.sampler: tpe cannot be used with algorithm " + algorithm +
+                      ": its trials change their parameters");
+  }
+  if (!spec.max_trials) {
+    errors->push_back("spec.maxTrials: required for algorithm " + algorithm +
+                      ": it is the population's size");
+  }
+  if (std::none_of(spec.search_space.begin(), spec.search_space.end(),
+                   [](const ParamSpec& p) { return p.mutable_; })) {
+    errors->push_back("spec.searchSpace: " + algorithm +
+                      " needs at least one parameter with mutable: true");
+  }
+  if (spec.resource_min > 0 && spec.resource_max / spec.resource_min > kMaxPopulationIntervals) {
+    errors->push_back("spec.resource.min: " + algorithm +
+                      " pauses every resource.min units, so at most " +
+                      std::to_string(kMaxPopulationIntervals) + " intervals fit in resource.max");
+  }
 }
 
 void ParseContainer(const json& tmpl, const std::string& path, std::vector<std::string>* errors,
@@ -496,7 +541,9 @@ void ParseSpec(const json& body, std::vector<std::string>* errors, SweepSpec* sp
                                            {{"asha", Algorithm::kAsha},
                                             {"hyperband", Algorithm::kHyperband},
                                             {"random", Algorithm::kRandom},
-                                            {"grid", Algorithm::kGrid}})
+                                            {"grid", Algorithm::kGrid},
+                                            {"pbt", Algorithm::kPbt},
+                                            {"pb2", Algorithm::kPb2}})
                           .value_or(Algorithm::kAsha);
     spec->mode =
         ParseEnum<AshaMode>(s, "mode", {{"stop", AshaMode::kStop}, {"pause", AshaMode::kPause}})
@@ -551,6 +598,8 @@ void ParseSpec(const json& body, std::vector<std::string>* errors, SweepSpec* sp
       }
     }
   }
+
+  if (Population(spec->algorithm)) CheckPopulation(*spec, errors);
 
   if (const json* trial = f.Object("trial", true)) {
     Fields t(*trial, "spec.trial", errors);
@@ -789,12 +838,20 @@ const char* AlgorithmName(Algorithm algorithm) {
       return "grid";
     case Algorithm::kHyperband:
       return "hyperband";
+    case Algorithm::kPbt:
+      return "pbt";
+    case Algorithm::kPb2:
+      return "pb2";
   }
   return "asha";
 }
 
 bool EarlyStopping(Algorithm algorithm) {
   return algorithm == Algorithm::kAsha || algorithm == Algorithm::kHyperband;
+}
+
+bool Population(Algorithm algorithm) {
+  return algorithm == Algorithm::kPbt || algorithm == Algorithm::kPb2;
 }
 
 const char* AshaModeName(AshaMode mode) { return mode == AshaMode::kStop ? "stop" : "pause"; }

@@ -18,7 +18,7 @@ inline constexpr const char* kKind = "BudgetSweep";
 inline constexpr const char* kPoolKind = "BudgetPool";
 
 enum class Goal { kMaximize, kMinimize };
-enum class Algorithm { kAsha, kRandom, kGrid, kHyperband };
+enum class Algorithm { kAsha, kRandom, kGrid, kHyperband, kPbt, kPb2 };
 enum class AshaMode { kStop, kPause };
 enum class Sampler { kRandom, kTpe };
 enum class ParamType { kUniform, kLogUniform, kInt, kChoice, kGrid };
@@ -31,6 +31,9 @@ struct ParamSpec {
   double max = 0;
   bool log = false;                    // int: sample on a log scale
   std::vector<nlohmann::json> values;  // choice, grid: scalars
+  // pbt and pb2: the value may change during the trial, when it goes on from another trial's
+  // checkpoint (population.h).
+  bool mutable_ = false;
 };
 
 // The first container of the trial's PodTemplateSpec, as far as budgetsweep reads it.
@@ -120,6 +123,11 @@ const char* AlgorithmName(Algorithm algorithm);
 // Whether the algorithm judges trials at rungs (asha, hyperband), so that spec.scheduler.mode
 // applies; the others run every trial to the full resource.
 bool EarlyStopping(Algorithm algorithm);
+// Whether the algorithm trains a population (pbt, pb2): every trial pauses every resource.min
+// units, and a bottom trial goes on from a top trial's checkpoint with changed mutable values.
+bool Population(Algorithm algorithm);
+// pbt and pb2 pause at most this many times in resource.max.
+inline constexpr int kMaxPopulationIntervals = 1000;
 const char* AshaModeName(AshaMode mode);
 
 }  // namespace bsw

@@ -17,6 +17,19 @@ Rungs::Rungs(double min, double max, int reduction_factor) {
   milestones_.push_back(max);
 }
 
+Rungs::Rungs(const SweepSpec& spec) {
+  if (!Population(spec.algorithm)) {
+    *this = Rungs(spec.resource_min, spec.resource_max, spec.reduction_factor);
+    return;
+  }
+  for (int k = 1; k <= kMaxPopulationIntervals; ++k) {
+    double r = spec.resource_min * k;
+    if (r >= spec.resource_max || Same(r, spec.resource_max)) break;
+    milestones_.push_back(r);
+  }
+  milestones_.push_back(spec.resource_max);
+}
+
 int Rungs::IndexOf(double resource) const {
   for (size_t i = 0; i < milestones_.size(); ++i) {
     if (Same(resource, milestones_[i])) return static_cast<int>(i);

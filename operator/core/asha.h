@@ -14,8 +14,9 @@ namespace bsw {
 class Rungs {
  public:
   Rungs(double min, double max, int reduction_factor);
-  explicit Rungs(const SweepSpec& spec)
-      : Rungs(spec.resource_min, spec.resource_max, spec.reduction_factor) {}
+  // The sweep's rungs; pbt and pb2 pause every resource.min units instead (min · k below max,
+  // then max).
+  explicit Rungs(const SweepSpec& spec);
 
   const std::vector<double>& milestones() const { return milestones_; }
   int size() const { return static_cast<int>(milestones_.size()); }

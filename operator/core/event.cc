@@ -15,7 +15,7 @@ using nlohmann::json;
 constexpr const char* kEventNames[] = {
     "TrialCreated",  "SegmentLaunched",   "ValueRecorded", "DeadlineMoved", "TrialStopped",
     "TrialPromoted", "SegmentEnded",      "SweepFinished", "ProbeLaunched", "ProbeMeasured",
-    "ProbeEnded",    "ThroughputDecided", "RungVerdict"};
+    "ProbeEnded",    "ThroughputDecided", "RungVerdict",   "TrialExploited"};
 static_assert(std::size(kEventNames) == std::variant_size_v<Event>);
 constexpr const char* kVerdictNames[] = {"Continue", "Stop", "Promote"};
 constexpr const char* kSweepPhaseNames[] = {"Pending",   "Probing",         "Running",
@@ -61,6 +61,14 @@ void Write(json& j, const event::TrialStopped& e) {
 void Write(json& j, const event::TrialPromoted& e) {
   j.update({{"trial", e.trial}, {"rung", e.rung}});
   if (!e.message.empty()) j["message"] = e.message;
+}
+
+void Write(json& j, const event::TrialExploited& e) {
+  j.update({{"trial", e.trial},
+            {"rung", e.rung},
+            {"donor", e.donor},
+            {"params", ParamsJson(e.params)},
+            {"message", e.message}});
 }
 
 void Write(json& j, const event::SegmentEnded& e) {
@@ -258,13 +266,22 @@ StatusOr<Event> ReadRungVerdict(const Fields& f) {
   return InvalidArgumentError("journal record has unknown verdict \"" + name + "\"");
 }
 
+StatusOr<Event> ReadTrialExploited(const Fields& f) {
+  return Event(event::TrialExploited{.at = f.Number("at"),
+                                     .trial = f.Integer("trial"),
+                                     .rung = f.Small("rung"),
+                                     .donor = f.Integer("donor"),
+                                     .params = f.Params(),
+                                     .message = f.String("message")});
+}
+
 // By the alternative's index in Event, as kEventNames.
 using Reader = StatusOr<Event> (*)(const Fields&);
 constexpr Reader kReaders[] = {ReadTrialCreated,  ReadSegmentLaunched, ReadValueRecorded,
                                ReadDeadlineMoved, ReadTrialStopped,    ReadTrialPromoted,
                                ReadSegmentEnded,  ReadSweepFinished,   ReadProbeLaunched,
                                ReadProbeMeasured, ReadProbeEnded,      ReadThroughputDecided,
-                               ReadRungVerdict};
+                               ReadRungVerdict,   ReadTrialExploited};
 static_assert(std::size(kReaders) == std::variant_size_v<Event>);
 
 }  // namespace

@@ -135,6 +135,17 @@ struct RungVerdict {
   std::string message{};                 // why a stop
 };
 
+// pbt and pb2: the paused trial goes on from donor's checkpoint at `rung` with `params` (the
+// donor's, with the mutable ones explored). The trainer loads that checkpoint instead of its own.
+struct TrialExploited {
+  double at = 0;
+  int64_t trial = -1;
+  int rung = 0;
+  int64_t donor = -1;
+  Config params{};
+  std::string message{};  // what it copied and changed, for people
+};
+
 }  // namespace event
 
 // A change to the sweep, as written to the journal before it is carried out. Replaying the
@@ -144,7 +155,7 @@ using Event = std::variant<event::TrialCreated, event::SegmentLaunched, event::V
                            event::DeadlineMoved, event::TrialStopped, event::TrialPromoted,
                            event::SegmentEnded, event::SweepFinished, event::ProbeLaunched,
                            event::ProbeMeasured, event::ProbeEnded, event::ThroughputDecided,
-                           event::RungVerdict>;
+                           event::RungVerdict, event::TrialExploited>;
 
 // The kind's name, as the journal writes it: "TrialCreated".
 const char* EventName(const Event& event);

@@ -23,7 +23,8 @@ const CostPoint* Latest(const Trial& t) {
 }  // namespace
 
 bool Pausing(const SweepSpec& spec) {
-  return EarlyStopping(spec.algorithm) && spec.mode == AshaMode::kPause;
+  return (EarlyStopping(spec.algorithm) && spec.mode == AshaMode::kPause) ||
+         Population(spec.algorithm);
 }
 
 double FirstUntil(const SweepModel& model, int64_t index) {

@@ -24,7 +24,9 @@ nlohmann::json PointAt(const ParamSpec& p, int64_t i) {
   return p.values[static_cast<size_t>(i)];
 }
 
-nlohmann::json Sample(const ParamSpec& p, Random& rng) {
+}  // namespace
+
+nlohmann::json SampleParam(const ParamSpec& p, Random& rng) {
   double u = rng.Uniform();
   switch (p.type) {
     case ParamType::kUniform:
@@ -45,8 +47,6 @@ nlohmann::json Sample(const ParamSpec& p, Random& rng) {
   return nullptr;
 }
 
-}  // namespace
-
 SearchSpace::SearchSpace(std::vector<ParamSpec> params, Algorithm algorithm, uint64_t seed)
     : params_(std::move(params)), algorithm_(algorithm), seed_(seed) {
   for (const ParamSpec& p : params_) {
@@ -65,7 +65,7 @@ Config SearchSpace::ConfigAt(int64_t index) const {
     const ParamSpec& p = params_[i];
     // Every parameter draws once, enumerated or not, so adding a grid dimension leaves the
     // stream of the sampled ones aligned.
-    nlohmann::json sampled = Sample(p, rng);
+    nlohmann::json sampled = SampleParam(p, rng);
     if (radix_[i] > 0) {
       config.emplace_back(p.name, PointAt(p, rest % radix_[i]));
       rest /= radix_[i];
@@ -91,16 +91,17 @@ std::string FormatParamValue(const nlohmann::json& value) {
   return value.dump();
 }
 
+std::string ParamValueText(const nlohmann::json& value) {
+  if (!value.is_number_float()) return FormatParamValue(value);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.4g", value.get<double>());
+  return buf;
+}
+
 std::string ParamsText(const Config& params) {
   std::string out;
   for (const auto& [name, value] : params) {
-    std::string text = FormatParamValue(value);
-    if (value.is_number_float()) {
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%.4g", value.get<double>());
-      text = buf;
-    }
-    out += (out.empty() ? "" : " ") + name + "=" + text;
+    out += (out.empty() ? "" : " ") + name + "=" + ParamValueText(value);
   }
   return out;
 }

@@ -9,6 +9,7 @@
 
 #include "nlohmann/json.hpp"
 #include "operator/core/api.h"
+#include "operator/core/random.h"
 
 namespace bsw {
 
@@ -39,12 +40,18 @@ class SearchSpace {
   int64_t grid_points_ = 1;
 };
 
+// One value of `p`, drawn from its range (uniformly, on a log scale where it has one) with one
+// draw of `rng`.
+nlohmann::json SampleParam(const ParamSpec& p, Random& rng);
+
 // Formats a parameter value for the command line: integers without a decimal point, doubles in
 // their shortest round-trip form, strings verbatim.
 std::string FormatParamValue(const nlohmann::json& value);
 
-// A configuration for people, "lr=0.001 optimizer=adamw": real numbers to 4 significant digits,
-// other values as the trainer receives them.
+// A value for people: a real number to 4 significant digits, others as the trainer receives them.
+std::string ParamValueText(const nlohmann::json& value);
+
+// A configuration for people, "lr=0.001 optimizer=adamw" (ParamValueText).
 std::string ParamsText(const Config& params);
 
 }  // namespace bsw

@@ -224,6 +224,22 @@ Status SweepModel::On(const event::TrialPromoted& e) {
   return OkStatus();
 }
 
+Status SweepModel::On(const event::TrialExploited& e) {
+  Trial* t = TrialFor(e.trial);
+  if (t == nullptr) return UnknownTrial(e.trial);
+  if (e.donor < 0 || e.donor >= trial_count() || e.donor == e.trial) {
+    return InvalidArgumentError("trial " + std::to_string(e.trial) + " exploited trial " +
+                                std::to_string(e.donor) + ", which is no other trial");
+  }
+  if (e.rung < 0 || e.rung >= rungs_.size() - 1) {
+    return InvalidArgumentError("trial " + std::to_string(e.trial) + " exploited at rung " +
+                                std::to_string(e.rung) + ", which has no next rung");
+  }
+  t->lineage.push_back(Exploit{rungs_.at(e.rung), e.donor, t->params, e.message});
+  t->params = e.params;
+  return OkStatus();
+}
+
 Status SweepModel::On(const event::SegmentEnded& e) {
   Trial* t = TrialFor(e.trial);
   if (t == nullptr) return UnknownTrial(e.trial);
@@ -253,6 +269,7 @@ void SweepModel::EndSegment(Trial& t, const event::SegmentEnded& e) {
   seg.finished = e.finished;
   seg.devices = e.devices;
   std::optional<Reason> reason = ParseReason(e.reason);
+  seg.reached_until = reason == Reason::kNone && t.rung_values.contains(seg.until);
   if (reason && TrainerFailed(*reason)) {
     recent_failures_.push_back({e.trial, e.segment, e.reason, e.message, e.output});
     if (recent_failures_.size() > kRecentFailures) recent_failures_.pop_front();

@@ -38,6 +38,10 @@ struct SegmentRecord {
   double started = 0;
   double finished = 0;
   int devices = 0;
+  // It ended as planned at `until`, whose value the trial reported: the trainer's checkpoint
+  // there is kept (pbt and pb2 ask for a snapshot at each pause), so another trial may go on
+  // from it.
+  bool reached_until = false;
   // One per rung value it reported: the seconds from its start (so start-up included) and the
   // units from `from`. What the trial costs when it goes on or resumes.
   std::vector<CostPoint> measured;
@@ -52,6 +56,14 @@ struct RungVerdict {
   bool recorded = false;
 };
 
+// pbt and pb2: the trial went on from another trial's checkpoint (event::TrialExploited).
+struct Exploit {
+  double resource = 0;  // the rung's
+  int64_t donor = -1;
+  Config previous;  // the trial's parameters before
+  std::string message;
+};
+
 struct Trial {
   int64_t index = 0;
   std::string name;
@@ -64,6 +76,7 @@ struct Trial {
   std::vector<SegmentRecord> segments;
   int failures = 0;
   bool stop_requested = false;
+  std::vector<Exploit> lineage;  // oldest first
 
   double progress() const { return rung_values.empty() ? 0 : rung_values.rbegin()->first; }
   // Stop mode: the first rung verdict against the trial, if any; the planner then stops it.
@@ -162,6 +175,7 @@ class SweepModel {
   Status On(const event::ProbeEnded& e);
   Status On(const event::ThroughputDecided& e);
   Status On(const event::RungVerdict& e);
+  Status On(const event::TrialExploited& e);
 
   SweepSpec spec_;
   Rungs rungs_;

@@ -1,5 +1,6 @@
 #include "operator/core/sweep_status.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "operator/core/gpu_hours.h"
@@ -97,6 +98,17 @@ json ThroughputStatus(const SweepModel& model) {
 
 }  // namespace
 
+json LineageJson(const SweepModel& model, const Trial& t) {
+  json out = json::array();
+  size_t first = t.lineage.size() - std::min(t.lineage.size(), kStatusLineage);
+  for (size_t i = first; i < t.lineage.size(); ++i) {
+    const Exploit& e = t.lineage[i];
+    out.push_back(
+        {{"resource", e.resource}, {"from", model.trial(e.donor).name}, {"message", e.message}});
+  }
+  return out;
+}
+
 json BuildStatus(const SweepModel& model, const Ledger& ledger, const json& conditions) {
   const SweepSpec& spec = model.spec();
   json status;
@@ -135,6 +147,7 @@ json BuildStatus(const SweepModel& model, const Ledger& ledger, const json& cond
                       {"value", std::isfinite(best->value) ? json(best->value) : json(nullptr)},
                       {"resource", best->resource},
                       {"params", ParamsObject(t.params)}};
+    if (!t.lineage.empty()) status["best"]["lineage"] = LineageJson(model, t);
   }
   json running = json::array();
   for (int64_t index : model.active()) running.push_back(model.trial(index).name);

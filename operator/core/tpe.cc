@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "operator/core/param_axis.h"
 #include "operator/core/random.h"
 
 namespace bsw {
@@ -27,37 +28,6 @@ double StandardNormal(Random& rng) {
   double radius = std::sqrt(-2 * std::log(1 - rng.Uniform()));
   return radius * std::cos(2 * std::numbers::pi * rng.Uniform());
 }
-
-// Where a numeric parameter is modelled: [low, high) on a linear or log axis.
-struct Axis {
-  double low = 0;
-  double high = 0;
-  bool log = false;
-  bool integer = false;
-
-  explicit Axis(const ParamSpec& p)
-      : log(p.type == ParamType::kLogUniform || (p.type == ParamType::kInt && p.log)),
-        integer(p.type == ParamType::kInt) {
-    low = Scale(p.min);
-    high = Scale(integer ? p.max + 1 : p.max);
-  }
-
-  double Scale(double x) const { return log ? std::log(x) : x; }
-
-  // The position of value `v`, or nullopt when `p` cannot take it.
-  std::optional<double> Position(const ParamSpec& p, const json& v) const {
-    if (!v.is_number()) return std::nullopt;
-    double x = v.get<double>();
-    if (!(x >= p.min && x <= p.max)) return std::nullopt;
-    return Scale(integer ? x + 0.5 : x);
-  }
-
-  json ValueAt(const ParamSpec& p, double position) const {
-    double x = log ? std::exp(position) : position;
-    if (integer) return static_cast<int64_t>(std::clamp(std::floor(x), p.min, p.max));
-    return std::clamp(x, p.min, p.max);
-  }
-};
 
 // A mixture of equally weighted Gaussians truncated to [low, high]: a prior centred on the
 // interval, spread over its width, and one per point, spread by the greater distance to its
@@ -130,20 +100,13 @@ std::vector<double> CategoryWeights(const std::vector<size_t>& picks, size_t cat
   return weights;
 }
 
-const json* Find(const Config& params, const std::string& name) {
-  for (const auto& [key, value] : params) {
-    if (key == name) return &value;
-  }
-  return nullptr;
-}
-
 json ProposeNumeric(const ParamSpec& p, const std::vector<const Config*>& good,
                     const std::vector<const Config*>& bad, Random& rng) {
   const Axis axis(p);
   auto positions = [&](const std::vector<const Config*>& group) {
     std::vector<double> out;
     for (const Config* params : group) {
-      const json* v = Find(*params, p.name);
+      const json* v = FindParam(*params, p.name);
       if (std::optional<double> x = v ? axis.Position(p, *v) : std::nullopt) out.push_back(*x);
     }
     return out;
@@ -168,7 +131,7 @@ json ProposeChoice(const ParamSpec& p, const std::vector<const Config*>& good,
   auto picks = [&](const std::vector<const Config*>& group) {
     std::vector<size_t> out;
     for (const Config* params : group) {
-      const json* v = Find(*params, p.name);
+      const json* v = FindParam(*params, p.name);
       if (v == nullptr) continue;
       auto it = std::find(p.values.begin(), p.values.end(), *v);
       if (it != p.values.end()) out.push_back(static_cast<size_t>(it - p.values.begin()));

@@ -31,6 +31,13 @@ struct SegmentSpec {
   int devices = 0;                   // GPUs requested; 0 runs on CPU (charged as one device)
   double deadline_unix_seconds = 0;  // hard stop: SIGTERM at deadline - grace, SIGKILL at deadline
   double grace_seconds = 10;
+  // pbt and pb2: the trainer keeps a snapshot of its checkpoint at each pause (`snapshots`); and
+  // after an exploit it goes on from trial `exploit_trial`'s snapshot at `exploit_at`, unless its
+  // own checkpoint already did, its flags in `mutable_flags` free to differ from the snapshot's.
+  bool snapshots = false;
+  std::string exploit_trial;  // empty: none
+  double exploit_at = 0;
+  std::vector<std::string> mutable_flags;
 };
 
 // Runs trial segments. Implementations: local child processes, Kubernetes pods.

@@ -34,21 +34,33 @@ std::string ParamsJson(const std::vector<std::pair<std::string, std::string>>& p
 
 }  // namespace
 
-std::vector<std::pair<std::string, std::string>> TrialContractEnv(const SegmentSpec& spec,
-                                                                  const std::string& checkpoint_dir,
-                                                                  int metrics_port) {
+std::vector<std::pair<std::string, std::string>> TrialContractEnv(
+    const SegmentSpec& spec,
+    const std::function<std::string(const std::string&)>& checkpoint_dir_of, int metrics_port) {
   std::string milestones;
   for (double milestone : spec.milestones) {
     milestones += (milestones.empty() ? "" : ",") + FormatG(milestone);
   }
-  return {{"BUDGETSWEEP_SWEEP", spec.sweep},
-          {"BUDGETSWEEP_TRIAL", spec.trial},
-          {"BUDGETSWEEP_PARAMS", ParamsJson(spec.params)},
-          {"BUDGETSWEEP_MILESTONES", milestones},
-          {"BUDGETSWEEP_UNTIL", FormatG(spec.until_resource)},
-          {"BUDGETSWEEP_MAX_RESOURCE", FormatG(spec.max_resource)},
-          {"BUDGETSWEEP_CHECKPOINT_DIR", checkpoint_dir},
-          {"BUDGETSWEEP_METRICS_PORT", std::to_string(metrics_port)}};
+  std::vector<std::pair<std::string, std::string>> env = {
+      {"BUDGETSWEEP_SWEEP", spec.sweep},
+      {"BUDGETSWEEP_TRIAL", spec.trial},
+      {"BUDGETSWEEP_PARAMS", ParamsJson(spec.params)},
+      {"BUDGETSWEEP_MILESTONES", milestones},
+      {"BUDGETSWEEP_UNTIL", FormatG(spec.until_resource)},
+      {"BUDGETSWEEP_MAX_RESOURCE", FormatG(spec.max_resource)},
+      {"BUDGETSWEEP_CHECKPOINT_DIR", checkpoint_dir_of(spec.trial)},
+      {"BUDGETSWEEP_METRICS_PORT", std::to_string(metrics_port)}};
+  if (spec.snapshots) {
+    std::string flags;
+    for (const std::string& flag : spec.mutable_flags) flags += (flags.empty() ? "" : ",") + flag;
+    env.emplace_back("BUDGETSWEEP_SNAPSHOTS", "1");
+    env.emplace_back("BUDGETSWEEP_MUTABLE", flags);
+  }
+  if (!spec.exploit_trial.empty()) {
+    env.emplace_back("BUDGETSWEEP_EXPLOIT_DIR", checkpoint_dir_of(spec.exploit_trial));
+    env.emplace_back("BUDGETSWEEP_EXPLOIT_AT", FormatG(spec.exploit_at));
+  }
+  return env;
 }
 
 }  // namespace bsw

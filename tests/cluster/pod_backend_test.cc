@@ -128,6 +128,10 @@ TEST_F(PodBackendTest, Start_CreatesOneCompliantPodWithTheContract) {
   double deadline = Now() + 120.7;
   SegmentSpec segment = Spec("sw-t0001", deadline, 2);
   segment.extra_args = {"--workers=2", "--prefetch=4"};  // the probe phase's choice
+  segment.snapshots = true;  // pbt: the trial goes on from sw-t0000's snapshot at 2
+  segment.mutable_flags = {"lr"};
+  segment.exploit_trial = "sw-t0000";
+  segment.exploit_at = 2;
   ASSERT_TRUE(backend->Start(segment).ok());
   Status again = backend->Start(segment);
   EXPECT_TRUE(again.ok()) << again.message();
@@ -178,6 +182,10 @@ TEST_F(PodBackendTest, Start_CreatesOneCompliantPodWithTheContract) {
   EXPECT_EQ(env["FROM_TEMPLATE"]["value"], "t");
   EXPECT_EQ(env["BUDGETSWEEP_METRICS_HOST"]["valueFrom"]["fieldRef"]["fieldPath"], "status.podIP");
   EXPECT_EQ(env["BUDGETSWEEP_METRICS_PORT"]["value"], "9555");
+  EXPECT_EQ(env["BUDGETSWEEP_SNAPSHOTS"]["value"], "1");
+  EXPECT_EQ(env["BUDGETSWEEP_MUTABLE"]["value"], "lr");
+  EXPECT_EQ(env["BUDGETSWEEP_EXPLOIT_DIR"]["value"], "/checkpoints/sw-t0000");
+  EXPECT_EQ(env["BUDGETSWEEP_EXPLOIT_AT"]["value"], "2");
 
   std::optional<SegmentStatus> running =
       WaitFor(*backend, "sw-t0001", [](const SegmentStatus& s) { return s.metrics_url != ""; });

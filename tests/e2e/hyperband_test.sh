@@ -14,18 +14,7 @@ run_sweep() {
   scheduler: {algorithm: hyperband, mode: $mode, seed: 5}
   parallelism: 2
   maxTrials: 9" "--seconds-per-epoch=0.1"
-  if [ -n "$kill_at_verdict" ]; then
-    "$BSW" run "$WORK/$name.yaml" --state-dir "$WORK/$name" >"$WORK/$name-killed.log" 2>&1 &
-    local pid=$! waited=0
-    until grep -q RungVerdict "$WORK/$name/journal.jsonl" 2>/dev/null; do
-      [ "$waited" -lt 300 ] || fail "$name: no verdict within 30 s"
-      sleep 0.1
-      waited=$((waited + 1))
-    done
-    kill -9 "$pid"
-    wait "$pid" 2>/dev/null || true
-    ! grep -q SweepFinished "$WORK/$name/journal.jsonl" || fail "$name: finished before the kill"
-  fi
+  if [ -n "$kill_at_verdict" ]; then kill_at_event "$name" RungVerdict; fi
   run_completed_sweep "$name" 9 9
   cat "$WORK/$name.json"
   [ "$(json_get "$WORK/$name.json" '[r["bracketTrials"] for r in s["rungs"]]')" = "[5, 2, 2]" ] \

@@ -61,6 +61,22 @@ run_completed_sweep() {
   assert_journal_sane "$WORK/$name" "$max_resource"
 }
 
+# Runs sweep NAME ($WORK/NAME.yaml, state $WORK/NAME) until its journal holds an EVENT, then kills
+# the runner with -9 before the sweep finished (NAME EVENT), for a run again on the same state.
+kill_at_event() {
+  local name=$1 event=$2
+  "$BSW" run "$WORK/$name.yaml" --state-dir "$WORK/$name" >"$WORK/$name-killed.log" 2>&1 &
+  local pid=$! waited=0
+  until grep -q "$event" "$WORK/$name/journal.jsonl" 2>/dev/null; do
+    [ "$waited" -lt 600 ] || fail "$name: no $event within 60 s"
+    sleep 0.1
+    waited=$((waited + 1))
+  done
+  kill -9 "$pid"
+  wait "$pid" 2>/dev/null || true
+  ! grep -q SweepFinished "$WORK/$name/journal.jsonl" || fail "$name: finished before the kill"
+}
+
 # Reads a field of a JSON file with a Python expression over `s`, e.g. json_get f 's["phase"]'.
 json_get() {
   python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print($2)" "$1"

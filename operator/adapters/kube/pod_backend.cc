@@ -374,8 +374,9 @@ StatusOr<Json> PodBackend::BuildPod(const SegmentSpec& spec, double now) const {
   for (const auto& [var, value] : spec.env) SetEnv(env, var, Json{{"value", value}});
   std::string checkpoint_dir = options_.checkpoint_dir;
   while (checkpoint_dir.size() > 1 && checkpoint_dir.back() == '/') checkpoint_dir.pop_back();
+  auto checkpoint_dir_of = [&](const std::string& trial) { return checkpoint_dir + "/" + trial; };
   for (const auto& [var, value] :
-       TrialContractEnv(spec, checkpoint_dir + "/" + spec.trial, options_.metrics_port)) {
+       TrialContractEnv(spec, checkpoint_dir_of, options_.metrics_port)) {
     SetEnv(env, var, Json{{"value", value}});
   }
   SetEnv(env, "BUDGETSWEEP_METRICS_HOST",

@@ -56,7 +56,12 @@ Status CheckSegmentName(const std::string& trial, int segment) {
 
 // The trainer's environment: the runner's, then spec.env, then the contract, later ones winning.
 // With `manage_gpus`, CUDA_VISIBLE_DEVICES is the backend's: `gpus`, or unset for a CPU trial.
-std::vector<std::string> TrainerEnvironment(const SegmentSpec& spec, const fs::path& checkpoint_dir,
+// A trial's checkpoints, shared by its segments, under the backend's trials directory.
+fs::path CheckpointDir(const fs::path& trials_dir, const std::string& trial) {
+  return trials_dir / trial / "checkpoint";
+}
+
+std::vector<std::string> TrainerEnvironment(const SegmentSpec& spec, const fs::path& trials_dir,
                                             int port, bool manage_gpus,
                                             const std::vector<int>& gpus) {
   std::map<std::string, std::string> env;
@@ -66,7 +71,10 @@ std::vector<std::string> TrainerEnvironment(const SegmentSpec& spec, const fs::p
     if (eq != std::string_view::npos) env[std::string(var.substr(0, eq))] = var.substr(eq + 1);
   }
   for (const auto& [name, value] : spec.env) env[name] = value;
-  for (const auto& [name, value] : TrialContractEnv(spec, checkpoint_dir.string(), port)) {
+  auto checkpoint_dir_of = [&](const std::string& trial) {
+    return CheckpointDir(trials_dir, trial).string();
+  };
+  for (const auto& [name, value] : TrialContractEnv(spec, checkpoint_dir_of, port)) {
     env[name] = value;
   }
   env["BUDGETSWEEP_METRICS_HOST"] = "127.0.0.1";
@@ -302,7 +310,7 @@ Status LocalBackend::Start(const SegmentSpec& spec) {
     port = *picked;
   }
 
-  fs::path checkpoint_dir = options_.state_dir / "trials" / spec.trial / "checkpoint";
+  fs::path checkpoint_dir = CheckpointDir(options_.state_dir / "trials", spec.trial);
   fs::create_directories(files.dir, ec);
   if (!ec) fs::create_directories(checkpoint_dir, ec);
   if (ec) return InternalError("cannot create " + files.dir.string() + ": " + ec.message());
@@ -313,7 +321,8 @@ Status LocalBackend::Start(const SegmentSpec& spec) {
   launch.argv = spec.command;
   launch.argv.insert(launch.argv.end(), spec.extra_args.begin(), spec.extra_args.end());
   for (const auto& [name, value] : spec.params) launch.argv.push_back("--" + name + "=" + value);
-  launch.env = TrainerEnvironment(spec, checkpoint_dir, port, options_.gpu_count > 0, gpus);
+  launch.env =
+      TrainerEnvironment(spec, options_.state_dir / "trials", port, options_.gpu_count > 0, gpus);
   launch.grace_seconds = spec.grace_seconds;
   launch.devices = spec.devices;
   launch.gpus = gpus;

@@ -170,6 +170,37 @@ TEST_F(CurveTrainerTest, ResumesFromItsCheckpoint) {
   EXPECT_EQ(Checkpoint(), "4");
 }
 
+// The snapshot contract of pbt and pb2 (README, "What a trial receives").
+TEST_F(CurveTrainerTest, KeepsASnapshotAtUntilAndAnotherTrialGoesOnFromItOnce) {
+  std::filesystem::path donor = dir_ / "donor";
+  ASSERT_EQ(WaitExitCode(
+                Spawn({"--seconds-per-epoch=0"},
+                      {"BUDGETSWEEP_CHECKPOINT_DIR=" + donor.string(), "BUDGETSWEEP_MAX_RESOURCE=6",
+                       "BUDGETSWEEP_UNTIL=3", "BUDGETSWEEP_SNAPSHOTS=1"})),
+            0);
+  EXPECT_TRUE(std::filesystem::exists(donor / "snapshot-3.epoch"));
+  // This trial's own checkpoint is at epoch 1; the exploit starts it from the donor's epoch 3.
+  ASSERT_EQ(WaitExitCode(Spawn({"--seconds-per-epoch=0"},
+                               {"BUDGETSWEEP_MAX_RESOURCE=6", "BUDGETSWEEP_UNTIL=1"})),
+            0);
+  const std::vector<std::string> exploit = {"BUDGETSWEEP_EXPLOIT_DIR=" + donor.string(),
+                                            "BUDGETSWEEP_EXPLOIT_AT=3",
+                                            "BUDGETSWEEP_MAX_RESOURCE=6"};
+  std::vector<std::string> to_four = exploit;
+  to_four.push_back("BUDGETSWEEP_UNTIL=4");
+  ASSERT_EQ(WaitExitCode(Spawn({"--seconds-per-epoch=0"}, to_four)), 0);
+  EXPECT_THAT(Stdout(), ::testing::StartsWith("exploited " + (donor / "snapshot-3.epoch").string() +
+                                              " at epoch 3\nepoch 4/6"));
+  EXPECT_EQ(Checkpoint(), "4");
+  // The next segment, with the same exploit, goes on from its own checkpoint.
+  ASSERT_EQ(WaitExitCode(Spawn({"--seconds-per-epoch=0"}, exploit)), 0);
+  EXPECT_THAT(Stdout(), ::testing::StartsWith("epoch 5/6"));
+  // A snapshot that is not there is an error naming it.
+  std::vector<std::string> missing = {"BUDGETSWEEP_EXPLOIT_DIR=" + donor.string(),
+                                      "BUDGETSWEEP_EXPLOIT_AT=2", "BUDGETSWEEP_MAX_RESOURCE=6"};
+  EXPECT_EQ(WaitExitCode(Spawn({"--seconds-per-epoch=0"}, missing)), 1);
+}
+
 TEST_F(CurveTrainerTest, SigtermCheckpointsAndExitsZero) {
   pid_t pid = Spawn({"--seconds-per-epoch=0.05"}, {"BUDGETSWEEP_MAX_RESOURCE=1000"});
   ScrapeUntil([](const TrialMetrics& m) { return m.resource_completed >= 2.0; });

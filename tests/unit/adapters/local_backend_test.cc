@@ -195,6 +195,23 @@ TEST_F(LocalBackendTest, DeliversTheEnvContractAndParameters) {
   EXPECT_EQ(epochs, 1);
 }
 
+TEST_F(LocalBackendTest, DeliversThePopulationContract) {
+  fs::path dump = state_dir_ / "env.json";
+  SegmentSpec spec = Spec("t-pbt", 9, {"--dump-env-to=" + dump.string()});
+  spec.until_resource = 1;
+  spec.snapshots = true;
+  spec.mutable_flags = {"lr", "weight-decay"};
+  spec.exploit_trial = "t-donor";
+  spec.exploit_at = 3;
+  ASSERT_TRUE(backend_->Start(spec).ok());
+  WaitFinished("t-pbt");
+  const nlohmann::json env = ReadJson(dump)["env"];
+  EXPECT_EQ(env["BUDGETSWEEP_SNAPSHOTS"], "1");
+  EXPECT_EQ(env["BUDGETSWEEP_MUTABLE"], "lr,weight-decay");
+  EXPECT_EQ(env["BUDGETSWEEP_EXPLOIT_DIR"], (state_dir_ / "trials/t-donor/checkpoint").string());
+  EXPECT_EQ(env["BUDGETSWEEP_EXPLOIT_AT"], "3");
+}
+
 TEST_F(LocalBackendTest, RunningSegmentIsScrapedThroughItsMetricsUrl) {
   ASSERT_TRUE(backend_->Start(LongSpec("t-scrape")).ok());
   prom::ScrapeMetricSource source(0.5);

@@ -189,7 +189,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "spec.parallelism: must be an integer"},
         BadInput{"AlgorithmIsUnknown",
                  [](json& j) { j["spec"]["scheduler"]["algorithm"] = "bohb"; },
-                 "spec.scheduler.algorithm: must be one of asha, hyperband, random, grid, got "
+                 "spec.scheduler.algorithm: must be one of asha, hyperband, random, grid, pbt, pb2, got "
                  "\"bohb\""},
         BadInput{"ModeIsUnknown", [](json& j) { j["spec"]["scheduler"]["mode"] = "halt"; },
                  "spec.scheduler.mode: must be one of stop, pause"},

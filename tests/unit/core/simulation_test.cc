@@ -68,6 +68,7 @@ SweepSpec SimSpec(const SimOptions& o) {
   j["spec"]["maxFailedTrials"] = o.max_trials;
   j["spec"]["trial"]["gpus"] = o.gpus;
   j["spec"]["trial"]["template"]["spec"]["terminationGracePeriodSeconds"] = 5;
+  if (Population(o.algorithm)) j["spec"]["searchSpace"]["lr"]["mutable"] = true;
   return ParseSweep(j).value();
 }
 
@@ -536,6 +537,48 @@ TEST(Simulation, HyperbandPauseModePausesEachTrialFirstAtItsBracketsRung) {
   for (int rung = 0; rung < 3; ++rung) {
     EXPECT_LE(promoted_from[static_cast<size_t>(rung)],
               replayed.scheduler().recorded(rung) / 3 + replayed.scheduler().count());
+  }
+}
+
+// How far a learning rate is from the simulated trainer's best (3e-3), in decades.
+double DecadesFromBest(const Config& params) {
+  for (const auto& [name, value] : params) {
+    if (name == "lr") return std::fabs(std::log10(value.get<double>() / 3e-3));
+  }
+  return 0;
+}
+
+// pbt and pb2 over a population of 16: every trial reaches the full resource within the budget,
+// the journal replays to the same sweep, and exploiting moves the population's learning rates
+// toward the best one.
+TEST(Simulation, PbtAndPb2TrainThePopulationToTheEndAndMoveItTowardTheBestLearningRate) {
+  for (Algorithm algorithm : {Algorithm::kPbt, Algorithm::kPb2}) {
+    SimOptions o;
+    o.algorithm = algorithm;
+    o.mode = AshaMode::kPause;
+    o.max_trials = 16;
+    o.crash_probability = 0.01;
+    SimResult r = Simulate(o);
+    SCOPED_TRACE(AlgorithmName(algorithm));
+    EXPECT_EQ(r.phase, SweepPhase::kCompleted);
+    ExpectSoundSweep(o, r);
+    EXPECT_EQ(r.trials, 16);
+    EXPECT_GE(r.counts.at(TrialPhase::kCompleted), 14);
+    SweepModel replayed = Replay(o, r.journal);
+    int exploits = 0;
+    for (const Event& e : r.journal) exploits += std::holds_alternative<event::TrialExploited>(e);
+    EXPECT_GT(exploits, 16);
+    double before = 0;
+    double after = 0;
+    for (int64_t i = 0; i < replayed.trial_count(); ++i) {
+      const Trial& t = replayed.trial(i);
+      before += DecadesFromBest(t.lineage.empty() ? t.params : t.lineage.front().previous);
+      after += DecadesFromBest(t.params);
+    }
+    std::printf(
+        "%s: %d exploits; mean decades from the best lr %.2f at creation, %.2f at the end\n",
+        AlgorithmName(algorithm), exploits, before / 16, after / 16);
+    EXPECT_LT(after, 0.6 * before);
   }
 }
 

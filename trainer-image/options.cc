@@ -32,12 +32,20 @@ Status ParseEpochCount(const std::string& flag, const std::string& text, int* ou
   return OkStatus();
 }
 
-StatusOr<std::vector<int>> ParseMilestones(const std::string& text) {
-  std::vector<int> milestones;
+// The non-empty items of a comma-separated list.
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> items;
   std::stringstream stream(text);
   std::string item;
   while (std::getline(stream, item, ',')) {
-    if (item.empty()) continue;
+    if (!item.empty()) items.push_back(item);
+  }
+  return items;
+}
+
+StatusOr<std::vector<int>> ParseMilestones(const std::string& text) {
+  std::vector<int> milestones;
+  for (const std::string& item : SplitList(text)) {
     int epoch = 0;
     Status status = ParseEpochCount("BUDGETSWEEP_MILESTONES", item, &epoch);
     if (!status.ok()) return status;
@@ -100,6 +108,10 @@ Status Validate(const TrainOptions& o) {
            Require(o.profile_steps >= 0, "--profile-steps: must not be negative"),
            Require(o.probe_steps >= 0 && o.probe_steps <= 100000,
                    "--probe-steps: must be between 0 and 100000"),
+           Require(o.exploit_dir.empty() || o.exploit_at >= 1,
+                   "--exploit-at: --exploit-dir needs the epoch of its snapshot, at least 1"),
+           Require(o.exploit_dir.empty() || !o.checkpoint_dir.empty(),
+                   "--exploit-dir: needs a --checkpoint-dir of this trial's own"),
        }) {
     if (!s.ok()) return s;
   }
@@ -110,8 +122,15 @@ Status Validate(const TrainOptions& o) {
   return OkStatus();
 }
 
-void AddTrainFlags(CLI::App& app, TrainOptions& o, std::string& epochs_text,
-                   std::string& until_text) {
+// Flag values that need parsing beyond what CLI11 does.
+struct TrainFlagTexts {
+  std::string epochs;
+  std::string until;
+  std::string exploit_at;
+  std::string mutable_flags;
+};
+
+void AddTrainFlags(CLI::App& app, TrainOptions& o, TrainFlagTexts& texts) {
   app.add_option("--dataset", o.dataset, "fashion-mnist | image-folder");
   app.add_option(
       "--data-dir", o.data_dir,
@@ -126,11 +145,11 @@ void AddTrainFlags(CLI::App& app, TrainOptions& o, std::string& epochs_text,
   app.add_option("--width", o.width,
                  "multiplies the width of every layer of the model (channels, hidden units)");
   EnvDefault(
-      app.add_option("--epochs", epochs_text,
+      app.add_option("--epochs", texts.epochs,
                      "total epochs; the LR schedule spans them (env BUDGETSWEEP_MAX_RESOURCE)")
           ->default_str("10"),
       "BUDGETSWEEP_MAX_RESOURCE");
-  EnvDefault(app.add_option("--until", until_text,
+  EnvDefault(app.add_option("--until", texts.until,
                             "train to this epoch, checkpoint and exit 0 (default: --epochs; env "
                             "BUDGETSWEEP_UNTIL)"),
              "BUDGETSWEEP_UNTIL");
@@ -157,6 +176,22 @@ void AddTrainFlags(CLI::App& app, TrainOptions& o, std::string& epochs_text,
                             "resume from and write checkpoints here (env "
                             "BUDGETSWEEP_CHECKPOINT_DIR)"),
              "BUDGETSWEEP_CHECKPOINT_DIR");
+  EnvDefault(app.add_flag("--keep-snapshots", o.keep_snapshots,
+                          "at --until also write snapshot-<epochs>.pt, a copy of the checkpoint "
+                          "that is never overwritten (env BUDGETSWEEP_SNAPSHOTS)"),
+             "BUDGETSWEEP_SNAPSHOTS");
+  EnvDefault(app.add_option("--exploit-dir", o.exploit_dir,
+                            "start from another trial's snapshot in this checkpoint directory, "
+                            "unless this trial's checkpoint already did (env "
+                            "BUDGETSWEEP_EXPLOIT_DIR)"),
+             "BUDGETSWEEP_EXPLOIT_DIR");
+  EnvDefault(app.add_option("--exploit-at", texts.exploit_at,
+                            "epoch of the --exploit-dir snapshot (env BUDGETSWEEP_EXPLOIT_AT)"),
+             "BUDGETSWEEP_EXPLOIT_AT");
+  EnvDefault(app.add_option("--mutable", texts.mutable_flags,
+                            "comma-separated flags, without dashes, that may differ from the "
+                            "exploited snapshot's (env BUDGETSWEEP_MUTABLE)"),
+             "BUDGETSWEEP_MUTABLE");
   EnvDefault(app.add_option("--metrics-host", o.metrics_host,
                             "metrics bind address (env BUDGETSWEEP_METRICS_HOST)"),
              "BUDGETSWEEP_METRICS_HOST");
@@ -218,9 +253,8 @@ StatusOr<Command> ParseCommandLine(int argc, const char* const* argv,
       CLI::MultiOptionPolicy::TakeLast);
   app.set_version_flag("--version", version_text);
   TrainOptions train;
-  std::string epochs_text;
-  std::string until_text;
-  AddTrainFlags(app, train, epochs_text, until_text);
+  TrainFlagTexts texts;
+  AddTrainFlags(app, train, texts);
   ExportOptions export_options;
   CLI::App* export_command =
       app.add_subcommand("export", "write Fashion-MNIST out as a JPEG/PNG image folder");
@@ -240,11 +274,13 @@ StatusOr<Command> ParseCommandLine(int argc, const char* const* argv,
     if (!status.ok()) return status;
     return Command(export_options);
   }
-  for (const Status& s : {ParseEpochCount("--epochs", epochs_text, &train.epochs),
-                          ParseEpochCount("--until", until_text, &train.until)}) {
+  for (const Status& s : {ParseEpochCount("--epochs", texts.epochs, &train.epochs),
+                          ParseEpochCount("--until", texts.until, &train.until),
+                          ParseEpochCount("--exploit-at", texts.exploit_at, &train.exploit_at)}) {
     if (!s.ok()) return s;
   }
   if (train.until == 0) train.until = train.epochs;
+  train.mutable_flags = SplitList(texts.mutable_flags);
   train.sweep = Env("BUDGETSWEEP_SWEEP");
   train.trial = Env("BUDGETSWEEP_TRIAL");
   train.params_json = Env("BUDGETSWEEP_PARAMS");

@@ -40,6 +40,11 @@ struct TrainOptions {
   uint64_t seed = 0;
   std::string device = "auto";  // auto | cpu | cuda
   std::string checkpoint_dir;
+  // Population-based training (README, "Exploiting another trial").
+  bool keep_snapshots = false;
+  std::string exploit_dir;                 // empty: no exploit
+  int exploit_at = 0;                      // epochs; set whenever exploit_dir is
+  std::vector<std::string> mutable_flags;  // flag names without dashes
   std::string metrics_host = "0.0.0.0";
   int metrics_port = -1;  // -1: no endpoint; 0: a free port, printed
   double linger_seconds = 1.0;

@@ -14,6 +14,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -107,14 +108,39 @@ std::map<std::string, std::string> ResumeConfig(const TrainOptions& o, int64_t t
           {"--seed", std::to_string(o.seed)}};
 }
 
-std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const TrainOptions& o, Net& model) {
-  if (o.optimizer == "sgd") {
-    return std::make_unique<torch::optim::SGD>(
-        model.parameters(),
-        torch::optim::SGDOptions(o.lr).momentum(o.momentum).weight_decay(o.weight_decay));
+// Sets every param group's options from the flags. Loading an optimizer's state in LibTorch 2.x
+// restores the options it was saved with, which are another trial's after an exploit.
+void SetOptimizerFlags(const TrainOptions& o, torch::optim::Optimizer& optimizer) {
+  for (auto& group : optimizer.param_groups()) {
+    if (auto* sgd = dynamic_cast<torch::optim::SGDOptions*>(&group.options())) {
+      sgd->lr(o.lr).momentum(o.momentum).weight_decay(o.weight_decay);
+    } else if (auto* adamw = dynamic_cast<torch::optim::AdamWOptions*>(&group.options())) {
+      adamw->lr(o.lr).weight_decay(o.weight_decay);
+    }
   }
-  return std::make_unique<torch::optim::AdamW>(
-      model.parameters(), torch::optim::AdamWOptions(o.lr).weight_decay(o.weight_decay));
+}
+
+std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const TrainOptions& o, Net& model) {
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  if (o.optimizer == "sgd") {
+    optimizer =
+        std::make_unique<torch::optim::SGD>(model.parameters(), torch::optim::SGDOptions(o.lr));
+  } else {
+    optimizer =
+        std::make_unique<torch::optim::AdamW>(model.parameters(), torch::optim::AdamWOptions(o.lr));
+  }
+  SetOptimizerFlags(o, *optimizer);
+  return optimizer;
+}
+
+// "--lr 0.1 -> 0.003, --weight-decay 0 -> 0.01", or "none".
+std::string DescribeChanges(const std::vector<FlagChange>& changes) {
+  std::string text;
+  for (const FlagChange& change : changes) {
+    if (!text.empty()) text += ", ";
+    text += change.flag + " " + change.written + " -> " + change.now;
+  }
+  return text.empty() ? "none" : text;
 }
 
 struct Evaluation {
@@ -208,16 +234,49 @@ class Session {
     return OkStatus();
   }
 
+  // Continues from this trial's checkpoint, if any; with --exploit-dir from the exploited
+  // snapshot instead, unless this trial's checkpoint was itself written after that exploit.
   Status Resume() {
-    StatusOr<std::optional<TrainState>> loaded =
-        LoadCheckpoint(o_.checkpoint_dir, placement_.device, state_.config, *model_, *optimizer_);
-    if (!loaded.ok()) return loaded.status();
-    if (!loaded->has_value()) return OkStatus();
-    state_ = std::move(**loaded);
-    stepper_->loss_scale().Restore(state_.loss_scale, state_.loss_scale_finite_streak);
+    StatusOr<std::optional<StoredCheckpoint>> own =
+        StoredCheckpoint::Read(CheckpointPath(o_.checkpoint_dir), placement_.device);
+    if (!own.ok()) return own.status();
+    if (!o_.exploit_dir.empty()) {
+      const std::string origin = ExploitOrigin(o_.exploit_dir, o_.exploit_at);
+      if (!own->has_value() || (*own)->origin() != origin) return Exploit(origin);
+    }
+    if (!own->has_value()) return OkStatus();
+    Status continued = ContinueFrom(**own, {});
+    if (!continued.ok()) return continued;
     std::fprintf(stderr, "budgetsweep-trainer: resumed from %s at epoch %d, micro-batch %lld\n",
                  o_.checkpoint_dir.c_str(), state_.epochs_completed,
                  static_cast<long long>(state_.next_micro_batch));
+    return OkStatus();
+  }
+
+  Status Exploit(const std::string& origin) {
+    const std::string path = SnapshotPath(o_.exploit_dir, o_.exploit_at);
+    StatusOr<std::optional<StoredCheckpoint>> snapshot =
+        StoredCheckpoint::Read(path, placement_.device);
+    if (!snapshot.ok()) return snapshot.status();
+    if (!snapshot->has_value()) return InvalidArgumentError("--exploit-dir: no snapshot " + path);
+    std::set<std::string> mutable_flags;
+    for (const std::string& name : o_.mutable_flags) mutable_flags.insert("--" + name);
+    const std::string changes = DescribeChanges(ChangedFlags((*snapshot)->config(), state_.config));
+    Status continued = ContinueFrom(**snapshot, mutable_flags);
+    if (!continued.ok()) return continued;
+    state_.origin = origin;
+    std::fprintf(stderr, "budgetsweep-trainer: exploited %s at epoch %d (changed: %s)\n",
+                 path.c_str(), state_.epochs_completed, changes.c_str());
+    return OkStatus();
+  }
+
+  Status ContinueFrom(StoredCheckpoint& checkpoint, const std::set<std::string>& mutable_flags) {
+    StatusOr<TrainState> loaded =
+        checkpoint.Load(state_.config, mutable_flags, *model_, *optimizer_);
+    if (!loaded.ok()) return loaded.status();
+    state_ = std::move(*loaded);
+    SetOptimizerFlags(o_, *optimizer_);
+    stepper_->loss_scale().Restore(state_.loss_scale, state_.loss_scale_finite_streak);
     return OkStatus();
   }
 
@@ -319,7 +378,8 @@ class Session {
       if (!validation.ok()) return validation.status();
       FinishEpoch(*validation);
       if (!o_.checkpoint_dir.empty()) {
-        Status saved = Save();
+        const bool milestone = state_.epochs_completed == o_.until;
+        Status saved = Save(milestone && o_.keep_snapshots ? Snapshot::kKeep : Snapshot::kNone);
         if (!saved.ok()) return saved;
       }
     }
@@ -472,8 +532,8 @@ class Session {
                       static_cast<double>(correct.item<int64_t>()) / n};
   }
 
-  Status Save() {
-    Status saved = SaveCheckpoint(o_.checkpoint_dir, *model_, *optimizer_, state_);
+  Status Save(Snapshot snapshot) {
+    Status saved = SaveCheckpoint(o_.checkpoint_dir, *model_, *optimizer_, state_, snapshot);
     if (!saved.ok()) return Status(StatusCode::kUnavailable, saved.message());
     return OkStatus();
   }
@@ -484,7 +544,7 @@ class Session {
                                   std::to_string(state_.epochs_completed) +
                                   "; no --checkpoint-dir, so progress is not saved");
     }
-    Status saved = Save();
+    Status saved = Save(Snapshot::kNone);
     if (!saved.ok()) return Failure(saved);
     return Outcome(kExitOk, "stopped by signal; checkpointed at epoch " +
                                 std::to_string(state_.epochs_completed) + ", micro-batch " +

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "tests/trainer/trainer_process.h"
@@ -30,6 +32,17 @@ void ExpectBadInput(const ProcessResult& result, const std::string& named) {
 
 void WriteText(const std::filesystem::path& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
+}
+
+std::string ReadBytes(const std::filesystem::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::stringstream bytes;
+  bytes << file.rdbuf();
+  return bytes.str();
+}
+
+nlohmann::json Summary(const ProcessResult& result, const std::string& key) {
+  return nlohmann::json::parse(SummaryField(result.out, key), nullptr, false);
 }
 
 TEST(TrainerBinary, VersionNamesTheLibTorchAndDeviceRuntimeOfTheBuild) {
@@ -108,6 +121,7 @@ TEST(TrainerBinary, PausedAndResumedRunReproducesTheUninterruptedLossTrajectory)
   EXPECT_NE(first.err.find("paused at epoch 1"), std::string::npos) << first.err;
   EXPECT_EQ(SummaryField(first.out, "test_accuracy"), "null");  // no test pass at a pause
   EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(dir) / "checkpoint.pt"));
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(dir) / "snapshot-1.pt"));
 
   const ProcessResult second =
       RunTrainer(With(SmallRunFlags(), {"--epochs=3", "--until=3", "--checkpoint-dir=" + dir}));
@@ -171,6 +185,117 @@ TEST(TrainerBinary, SigtermCheckpointsMidEpochAndTheResumedRunMatches) {
   EXPECT_EQ(SummaryField(resumed.out, "train_loss"), SummaryField(whole.out, "train_loss"));
   EXPECT_EQ(SummaryField(resumed.out, "validation_accuracy"),
             SummaryField(whole.out, "validation_accuracy"));
+}
+
+// Population-based training: a donor trial keeps a snapshot at each --until, and other trials
+// continue from one with some flags changed. The learning rates are powers of two, so the
+// trainer's exact formatting of them is short.
+class TrainerExploit : public ::testing::Test {
+ protected:
+  static constexpr const char* kNewLr = "--lr=0.001953125";
+
+  // The donor trains to epoch 1 keeping snapshots, then on to epoch 2.
+  static void SetUpTestSuite() {
+    donor_dir_ = FreshDir("exploit_donor");
+    const std::vector<std::string> env = {"BUDGETSWEEP_SNAPSHOTS=1",
+                                          "BUDGETSWEEP_CHECKPOINT_DIR=" + donor_dir_};
+    donor_to_1_ = RunTrainer(Trial({"--until=1"}), env);
+    checkpoint_at_1_ = ReadBytes(std::filesystem::path(donor_dir_) / "checkpoint.pt");
+    donor_to_2_ = RunTrainer(Trial({"--until=2"}), env);
+  }
+
+  void SetUp() override {
+    ASSERT_EQ(donor_to_1_.exit_code, 0) << donor_to_1_.err;
+    ASSERT_EQ(donor_to_2_.exit_code, 0) << donor_to_2_.err;
+  }
+
+  static std::vector<std::string> Trial(const std::vector<std::string>& flags) {
+    return With(With(SmallRunFlags(), {"--epochs=3", "--lr=0.0078125"}), flags);
+  }
+
+  // The environment of a segment of the trial in `dir` after it exploited the donor at
+  // `epochs`.
+  static std::vector<std::string> ExploitEnv(const std::string& dir, int epochs,
+                                             const std::string& mutable_flags) {
+    return {"BUDGETSWEEP_CHECKPOINT_DIR=" + dir, "BUDGETSWEEP_EXPLOIT_DIR=" + donor_dir_,
+            "BUDGETSWEEP_EXPLOIT_AT=" + std::to_string(epochs),
+            "BUDGETSWEEP_MUTABLE=" + mutable_flags};
+  }
+
+  static std::string ExploitedLine(const std::string& changes) {
+    return "exploited " + (std::filesystem::path(donor_dir_) / "snapshot-1.pt").string() +
+           " at epoch 1 (changed: " + changes + ")";
+  }
+
+  static inline std::string donor_dir_;
+  static inline ProcessResult donor_to_1_;
+  static inline ProcessResult donor_to_2_;
+  static inline std::string checkpoint_at_1_;
+};
+
+TEST_F(TrainerExploit, KeepSnapshotsLeavesAnUnchangingCopyOfTheCheckpointAtEachUntil) {
+  const std::filesystem::path dir = donor_dir_;
+  EXPECT_FALSE(checkpoint_at_1_.empty());
+  EXPECT_EQ(ReadBytes(dir / "snapshot-1.pt"), checkpoint_at_1_);
+  EXPECT_EQ(ReadBytes(dir / "snapshot-2.pt"), ReadBytes(dir / "checkpoint.pt"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "snapshot-3.pt"));
+}
+
+TEST_F(TrainerExploit, ExploitWithTheDonorsFlagsContinuesTheDonorsRunExactly) {
+  const ProcessResult result =
+      RunTrainer(Trial({"--until=2"}), ExploitEnv(FreshDir("exploit_same"), 1, "lr"));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.err.find(ExploitedLine("none")), std::string::npos) << result.err;
+  EXPECT_EQ(SummaryField(result.out, "train_loss"), SummaryField(donor_to_2_.out, "train_loss"));
+  EXPECT_EQ(SummaryField(result.out, "validation_accuracy"),
+            SummaryField(donor_to_2_.out, "validation_accuracy"));
+}
+
+TEST_F(TrainerExploit, ExploitTrainsOnWithTheNewLrAndLaterSegmentsResumeTheTrialsOwnCheckpoint) {
+  const std::string dir = FreshDir("exploit_lr");
+  const std::vector<std::string> env = ExploitEnv(dir, 1, "lr");
+  const ProcessResult exploited = RunTrainer(Trial({"--until=2", kNewLr}), env);
+  ASSERT_EQ(exploited.exit_code, 0) << exploited.err;
+  EXPECT_NE(exploited.err.find(ExploitedLine("--lr 0.0078125 -> 0.001953125")), std::string::npos)
+      << exploited.err;
+  const nlohmann::json loss = Summary(exploited, "train_loss");
+  const nlohmann::json donor_loss = Summary(donor_to_2_, "train_loss");
+  ASSERT_EQ(loss.size(), 2u) << exploited.out;
+  EXPECT_EQ(loss[0], donor_loss[0]);
+  EXPECT_NE(loss[1], donor_loss[1]);
+
+  ExpectBadInput(RunTrainer(Trial({"--checkpoint-dir=" + dir})), "--lr=0.001953125, not 0.0078125");
+
+  const ProcessResult later = RunTrainer(Trial({"--until=3", kNewLr}), env);
+  ASSERT_EQ(later.exit_code, 0) << later.err;
+  EXPECT_NE(later.err.find("resumed from " + dir + " at epoch 2"), std::string::npos) << later.err;
+  EXPECT_EQ(later.err.find("exploited"), std::string::npos) << later.err;
+  const nlohmann::json later_loss = Summary(later, "train_loss");
+  ASSERT_EQ(later_loss.size(), 3u) << later.out;
+  EXPECT_EQ(later_loss[0], loss[0]);
+  EXPECT_EQ(later_loss[1], loss[1]);
+}
+
+TEST_F(TrainerExploit, ExploitSetsTheOptimizersWeightDecayFromTheNewFlag) {
+  const ProcessResult result = RunTrainer(Trial({"--until=2", "--weight-decay=0.5"}),
+                                          ExploitEnv(FreshDir("exploit_wd"), 1, "weight-decay"));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const nlohmann::json loss = Summary(result, "train_loss");
+  const nlohmann::json donor_loss = Summary(donor_to_2_, "train_loss");
+  ASSERT_EQ(loss.size(), 2u) << result.out;
+  EXPECT_EQ(loss[0], donor_loss[0]);
+  EXPECT_NE(loss[1], donor_loss[1]);  // the donor's weight decay would reproduce its epoch 2
+}
+
+TEST_F(TrainerExploit, ExploitRefusesAChangedFlagThatIsNotMutable) {
+  ExpectBadInput(RunTrainer(Trial({kNewLr, "--weight-decay=0.5"}),
+                            ExploitEnv(FreshDir("exploit_refused"), 1, "lr")),
+                 "--weight-decay");
+}
+
+TEST_F(TrainerExploit, ExploitOfAMissingSnapshotFailsNamingTheFile) {
+  ExpectBadInput(RunTrainer(Trial({}), ExploitEnv(FreshDir("exploit_missing"), 3, "lr")),
+                 "snapshot-3.pt");
 }
 
 TEST(TrainerBinary, ProfileTraceSeparatesDataWaitFromCompute) {

@@ -63,6 +63,30 @@ TEST(Options, EnvironmentGivesDefaultsAndExplicitFlagsWin) {
   EXPECT_EQ(o.milestones, (std::vector<int>{1, 3, 9, 27}));
 }
 
+TEST(Options, PopulationBasedTrainingArrivesThroughTheEnvironment) {
+  ScopedEnv dir("BUDGETSWEEP_CHECKPOINT_DIR", "/ckpt/trial-4");
+  ScopedEnv snapshots("BUDGETSWEEP_SNAPSHOTS", "1");
+  ScopedEnv exploit_dir("BUDGETSWEEP_EXPLOIT_DIR", "/ckpt/trial-3");
+  ScopedEnv exploit_at("BUDGETSWEEP_EXPLOIT_AT", "9.0");
+  ScopedEnv mutable_flags("BUDGETSWEEP_MUTABLE", "lr,weight-decay");
+  StatusOr<Command> command = Parse({});
+  ASSERT_TRUE(command.ok()) << command.status().message();
+  const auto& o = std::get<TrainOptions>(*command);
+  EXPECT_TRUE(o.keep_snapshots);
+  EXPECT_EQ(o.exploit_dir, "/ckpt/trial-3");
+  EXPECT_EQ(o.exploit_at, 9);
+  EXPECT_EQ(o.mutable_flags, (std::vector<std::string>{"lr", "weight-decay"}));
+}
+
+TEST(Options, SnapshotsAreOffAndNothingIsExploitedByDefault) {
+  StatusOr<Command> command = Parse({});
+  ASSERT_TRUE(command.ok()) << command.status().message();
+  const auto& o = std::get<TrainOptions>(*command);
+  EXPECT_FALSE(o.keep_snapshots);
+  EXPECT_EQ(o.exploit_dir, "");
+  EXPECT_TRUE(o.mutable_flags.empty());
+}
+
 TEST(Options, EmptyEnvironmentValuesAreIgnored) {
   ScopedEnv until("BUDGETSWEEP_UNTIL", "");
   StatusOr<Command> command = Parse({});
@@ -86,6 +110,9 @@ TEST(Options, BadValuesNameTheirFlagOnOneLine) {
       {{"--width=0"}, "--width"},
       {{"--width=32"}, "--width"},
       {{"--width=wide"}, "--width"},
+      {{"--exploit-dir=/ckpt/trial-3", "--checkpoint-dir=/ckpt/trial-4"}, "--exploit-at"},
+      {{"--exploit-dir=/ckpt/trial-3", "--exploit-at=1.5"}, "--exploit-at"},
+      {{"--exploit-dir=/ckpt/trial-3", "--exploit-at=1"}, "--checkpoint-dir"},
   };
   for (const auto& [args, flag] : cases) {
     StatusOr<Command> command = Parse(args);

@@ -3,9 +3,10 @@
     python3 sweep.py CONTENDER SEED TRAINER BUDGET_HOURS > sweep.json
 
 CONTENDER is grid or a key of schedulers(). The grid runs every configuration: its budget is set far
-above what it spends. The others have no maxTrials: they sample configurations until
-BUDGET_HOURS (the size's budget_fraction of the grid's measured device-hours) is spent, and the
-sweep ends BudgetExhausted.
+above what it spends. The others but pbt and pb2 have no maxTrials: they sample configurations
+until BUDGET_HOURS (the size's budget_fraction of the grid's measured device-hours) is spent, and
+the sweep ends BudgetExhausted. pbt and pb2 train a population of config.population() trials (their
+maxTrials) until the budget is spent or every trial reached the full resource.
 """
 
 import copy
@@ -18,9 +19,8 @@ import config
 def schedulers():
     """Each budgetsweep contender's spec.scheduler, without its seed.
 
-    pbt and pb2 follow the fields proposed for issue #20 point 3; if those change, edit their
-    entries here (and MUTABLE_FIELD). A sweep file `budgetsweep validate` refuses leaves that
-    contender out, which run.sh records in the results' notes.
+    A sweep file `budgetsweep validate` refuses leaves that contender out, which run.sh records
+    in the results' notes.
     """
     return {
         "random": {"algorithm": "random"},
@@ -29,7 +29,7 @@ def schedulers():
         "asha-tpe": {"algorithm": "asha", "mode": "stop", "sampler": "tpe"},
         # issue #20 point 2
         "hyperband": {"algorithm": "hyperband", "mode": "stop"},
-        # issue #20 point 3: perturbationInterval in resource units, as Ray Tune's PB2 gets it
+        # perturbationInterval in resource units, as Ray Tune's PB2 gets it
         "pbt": {"algorithm": "pbt", "mode": "pause",
                 "perturbationInterval": config.perturbation_interval()},
         "pb2": {"algorithm": "pb2", "mode": "pause",
@@ -83,6 +83,8 @@ def sweep(contender, seed, trainer, budget_hours):
             }},
         },
     }
+    if contender in MUTATING:
+        spec["maxTrials"] = config.population()
     return {"apiVersion": "budgetsweep.dev/v1alpha1", "kind": "BudgetSweep",
             "metadata": {"name": f"roi-{contender}-s{seed}"}, "spec": spec}
 

@@ -234,7 +234,7 @@ void ParseParam(const std::string& name, const json& body, const std::string& pa
 }
 
 // pbt and pb2 go on from checkpoints, with a population of spec.maxTrials and at least one
-// parameter to change; their rungs are every resource.min units (Rungs).
+// parameter to change; their rungs are every perturbationInterval units (Rungs).
 void CheckPopulation(const SweepSpec& spec, std::vector<std::string>* errors) {
   const std::string algorithm = AlgorithmName(spec.algorithm);
   if (spec.mode != AshaMode::kPause) {
@@ -255,10 +255,13 @@ void CheckPopulation(const SweepSpec& spec, std::vector<std::string>* errors) {
     errors->push_back("spec.searchSpace: " + algorithm +
                       " needs at least one parameter with mutable: true");
   }
-  if (spec.resource_min > 0 && spec.resource_max / spec.resource_min > kMaxPopulationIntervals) {
-    errors->push_back("spec.resource.min: " + algorithm +
-                      " pauses every resource.min units, so at most " +
-                      std::to_string(kMaxPopulationIntervals) + " intervals fit in resource.max");
+  bool interval_set = spec.perturbation_interval > 0;
+  if (!interval_set && spec.resource_min > 0 &&
+      spec.resource_max / spec.resource_min > kMaxPopulationIntervals) {
+    errors->push_back("spec.scheduler.perturbationInterval: " + algorithm +
+                      " pauses every resource.min units unless this is set, and at most " +
+                      std::to_string(kMaxPopulationIntervals) + " intervals may fit in " +
+                      "spec.resource.max");
   }
 }
 
@@ -555,6 +558,20 @@ void ParseSpec(const json& body, std::vector<std::string>* errors, SweepSpec* sp
     if (spec->sampler == Sampler::kTpe && spec->algorithm == Algorithm::kGrid) {
       s.Error("sampler", "tpe cannot be used with algorithm grid");
     }
+    if (std::optional<double> interval = s.Number("perturbationInterval", false)) {
+      if (!Population(spec->algorithm)) {
+        s.Error("perturbationInterval", "only for algorithms pbt and pb2");
+      } else if (*interval <= 0 || *interval >= spec->resource_max) {
+        s.Error("perturbationInterval",
+                "must be greater than 0 and less than spec.resource.max, got " +
+                    scheduler->at("perturbationInterval").dump());
+      } else if (spec->resource_max / *interval > kMaxPopulationIntervals) {
+        s.Error("perturbationInterval", "at most " + std::to_string(kMaxPopulationIntervals) +
+                                            " intervals may fit in spec.resource.max");
+      } else {
+        spec->perturbation_interval = *interval;
+      }
+    }
     if (std::optional<int64_t> seed = s.Integer("seed", false)) {
       if (*seed < 0) s.Error("seed", "must be >= 0");
       spec->seed = static_cast<uint64_t>(std::max<int64_t>(*seed, 0));
@@ -599,7 +616,10 @@ void ParseSpec(const json& body, std::vector<std::string>* errors, SweepSpec* sp
     }
   }
 
-  if (Population(spec->algorithm)) CheckPopulation(*spec, errors);
+  if (Population(spec->algorithm)) {
+    CheckPopulation(*spec, errors);
+    if (spec->perturbation_interval == 0) spec->perturbation_interval = spec->resource_min;
+  }
 
   if (const json* trial = f.Object("trial", true)) {
     Fields t(*trial, "spec.trial", errors);

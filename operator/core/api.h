@@ -83,6 +83,9 @@ struct SweepSpec {
   Algorithm algorithm = Algorithm::kAsha;
   AshaMode mode = AshaMode::kStop;
   Sampler sampler = Sampler::kRandom;  // how new configurations are chosen (tpe.h)
+  // pbt and pb2: resource units between pauses (population.h); 0 until parsed, then
+  // resource_min unless the spec sets it.
+  double perturbation_interval = 0;
   int parallelism = 1;
   std::optional<int> max_trials;
   int max_failed_trials = 3;
@@ -123,8 +126,9 @@ const char* AlgorithmName(Algorithm algorithm);
 // Whether the algorithm judges trials at rungs (asha, hyperband), so that spec.scheduler.mode
 // applies; the others run every trial to the full resource.
 bool EarlyStopping(Algorithm algorithm);
-// Whether the algorithm trains a population (pbt, pb2): every trial pauses every resource.min
-// units, and a bottom trial goes on from a top trial's checkpoint with changed mutable values.
+// Whether the algorithm trains a population (pbt, pb2): every trial pauses every
+// spec.scheduler.perturbationInterval units, and a bottom trial goes on from a top trial's
+// checkpoint with changed mutable values.
 bool Population(Algorithm algorithm);
 // pbt and pb2 pause at most this many times in resource.max.
 inline constexpr int kMaxPopulationIntervals = 1000;

@@ -23,7 +23,7 @@ Rungs::Rungs(const SweepSpec& spec) {
     return;
   }
   for (int k = 1; k <= kMaxPopulationIntervals; ++k) {
-    double r = spec.resource_min * k;
+    double r = spec.perturbation_interval * k;
     if (r >= spec.resource_max || Same(r, spec.resource_max)) break;
     milestones_.push_back(r);
   }

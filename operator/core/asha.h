@@ -14,8 +14,8 @@ namespace bsw {
 class Rungs {
  public:
   Rungs(double min, double max, int reduction_factor);
-  // The sweep's rungs; pbt and pb2 pause every resource.min units instead (min · k below max,
-  // then max).
+  // The sweep's rungs; pbt and pb2 pause every spec.perturbation_interval units instead
+  // (interval · k below max, then max).
   explicit Rungs(const SweepSpec& spec);
 
   const std::vector<double>& milestones() const { return milestones_; }

@@ -4,10 +4,11 @@
 // Population Based Training (Jaderberg et al., 2017, "Population Based Training of Neural
 // Networks") and PB2 (Parker-Holder et al., 2020, "Provably Efficient Online Hyperparameter
 // Optimization with Population-Based Bandits") over pause mode. A population of spec.maxTrials
-// trials trains in intervals of resource.min units (the sweep's rungs); whenever a paused trial
-// goes on, the values recorded at its rung decide how: from the bottom quantile it goes on from a
-// top trial's checkpoint there (exploit) with that trial's parameters, its mutable ones changed
-// (explore: perturbed for pbt, chosen by a GP bandit for pb2); otherwise it goes on as it was.
+// trials trains in intervals of spec.scheduler.perturbationInterval units (the sweep's rungs);
+// whenever a paused trial goes on, the values recorded at its rung decide how: from the bottom
+// quantile it goes on from a top trial's checkpoint there (exploit) with that trial's parameters,
+// its mutable ones changed (explore: perturbed for pbt, chosen by a GP bandit for pb2); otherwise
+// it goes on as it was.
 
 #include <cstdint>
 

@@ -9,7 +9,7 @@ using nlohmann::json;
 
 bool SameParam(const ParamSpec& a, const ParamSpec& b) {
   return a.type == b.type && a.min == b.min && a.max == b.max && a.log == b.log &&
-         a.values == b.values;
+         a.values == b.values && a.mutable_ == b.mutable_;
 }
 
 bool SameMicroBatches(const std::vector<MicroBatch>& a, const std::vector<MicroBatch>& b) {
@@ -94,6 +94,8 @@ std::vector<std::string> ChangedImmutableFields(const SweepSpec& started, const 
   d.Compare("spec.scheduler.mode", a.mode, b.mode);
   d.Compare("spec.scheduler.sampler", a.sampler, b.sampler);
   d.Compare("spec.scheduler.seed", a.seed, b.seed);
+  d.Compare("spec.scheduler.perturbationInterval", a.perturbation_interval,
+            b.perturbation_interval);
   d.CompareSearchSpace(a.search_space, b.search_space);
   const ThroughputSpec &at = a.throughput, &bt = b.throughput;
   d.Compare("spec.throughput.enabled", at.enabled, bt.enabled);

@@ -10,6 +10,7 @@
 
 #include "operator/core/param_axis.h"
 #include "operator/core/planner.h"
+#include "operator/core/spec_edits.h"
 #include "tests/unit/core/planner_harness.h"
 #include "tests/unit/core/sweep_fixture.h"
 
@@ -72,7 +73,14 @@ TEST(PopulationSpec, EachMistakeNamesItsField) {
        [](json& j) {
          j["spec"]["resource"] = {{"min", 0.01}, {"max", 27}};
        },
-       "spec.resource.min: pbt pauses every resource.min units, so at most 1000"},
+       "spec.scheduler.perturbationInterval: pbt pauses every resource.min units unless this "
+       "is set, and at most 1000 intervals"},
+      {"interval too long", [](json& j) { j["spec"]["scheduler"]["perturbationInterval"] = 3; },
+       "spec.scheduler.perturbationInterval: must be greater than 0 and less than "
+       "spec.resource.max, got 3"},
+      {"interval too short",
+       [](json& j) { j["spec"]["scheduler"]["perturbationInterval"] = 0.001; },
+       "spec.scheduler.perturbationInterval: at most 1000 intervals"},
       {"mutable grid",
        [](json& j) {
          j["spec"]["searchSpace"]["batch-size"] = {
@@ -87,6 +95,10 @@ TEST(PopulationSpec, EachMistakeNamesItsField) {
     c.edit(j);
     EXPECT_THAT(ErrorsOf(j), HasSubstr(c.error)) << c.name;
   }
+  json interval = testing::ValidSweepJson();
+  interval["spec"]["scheduler"]["perturbationInterval"] = 3;
+  EXPECT_THAT(ErrorsOf(interval),
+              HasSubstr("spec.scheduler.perturbationInterval: only for algorithms pbt and pb2"));
   json asha = testing::ValidSweepJson();
   asha["spec"]["searchSpace"]["lr"]["mutable"] = true;
   EXPECT_THAT(ErrorsOf(asha),
@@ -98,12 +110,25 @@ TEST(PopulationSpec, EachMistakeNamesItsField) {
                                        "values in numeric bounds"));
 }
 
-TEST(PopulationSpec, RungsSitEveryResourceMin) {
+TEST(PopulationSpec, RungsSitEveryPerturbationIntervalByDefaultResourceMin) {
   EXPECT_THAT(Rungs(ParseSweep(PopulationJson("pbt", 4, 4)).value()).milestones(),
               ::testing::ElementsAre(1, 2, 3, 4));
   json j = PopulationJson("pb2", 4);
   j["spec"]["resource"] = {{"min", 2}, {"max", 5}};
   EXPECT_THAT(Rungs(ParseSweep(j).value()).milestones(), ::testing::ElementsAre(2, 4, 5));
+  j["spec"]["resource"] = {{"min", 1}, {"max", 27}};
+  j["spec"]["scheduler"]["perturbationInterval"] = 9;
+  EXPECT_THAT(Rungs(ParseSweep(j).value()).milestones(), ::testing::ElementsAre(9, 18, 27));
+}
+
+TEST(PopulationSpec, TheIntervalAndMutableAreImmutable) {
+  json edited = PopulationJson("pbt", 4, 6);
+  edited["spec"]["scheduler"]["perturbationInterval"] = 2;
+  edited["spec"]["searchSpace"]["weight-decay"].erase("mutable");
+  EXPECT_THAT(ChangedImmutableFields(ParseSweep(PopulationJson("pbt", 4, 6)).value(),
+                                     ParseSweep(edited).value()),
+              ::testing::ElementsAre("spec.scheduler.perturbationInterval",
+                                     "spec.searchSpace.weight-decay"));
 }
 
 TEST(PopulationEvents, TrialExploitedRoundTripsAndSetsParamsAndLineage) {

@@ -363,6 +363,11 @@ reject unknown-nested-field '{"spec":{"resource":{"maximum":27}}}'              
 reject grid-with-uniform    '{"spec":{"scheduler":{"algorithm":"grid"}}}'        spec.searchSpace spec.searchSpace.lr.type
 reject sampler-unknown      '{"spec":{"scheduler":{"sampler":"bohb"}}}'          spec.scheduler.sampler spec.scheduler.sampler
 reject tpe-with-grid        '[{"op":"replace","path":"/spec/searchSpace","value":{"optimizer":{"type":"grid","values":["adamw","sgd"]}}},{"op":"add","path":"/spec/scheduler/algorithm","value":"grid"},{"op":"add","path":"/spec/scheduler/sampler","value":"tpe"}]' spec.scheduler.sampler spec.scheduler.sampler
+reject pbt-stop-mode        '{"spec":{"scheduler":{"algorithm":"pbt","mode":"stop"},"searchSpace":{"lr":{"mutable":true}}}}' spec.scheduler.mode spec.scheduler.mode
+reject pbt-nothing-mutable  '{"spec":{"scheduler":{"algorithm":"pbt","mode":"pause"}}}' spec.searchSpace spec.searchSpace
+reject pb2-no-population    '{"spec":{"scheduler":{"algorithm":"pb2","mode":"pause"},"maxTrials":null,"searchSpace":{"lr":{"mutable":true}}}}' spec.maxTrials spec.maxTrials
+reject mutable-under-asha   '{"spec":{"searchSpace":{"lr":{"mutable":true}}}}'   spec.searchSpace spec.searchSpace.lr.mutable
+reject interval-under-asha  '{"spec":{"scheduler":{"perturbationInterval":3}}}'  spec.scheduler.perturbationInterval spec.scheduler.perturbationInterval
 reject name-too-long        "{\"metadata\":{\"name\":\"$long\"}}"                metadata.name metadata.name
 # More of what api.cc checks.
 reject name-not-dns-label   '{"metadata":{"name":"crd.base"}}'                   metadata.name metadata.name

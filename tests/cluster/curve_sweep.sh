@@ -8,8 +8,9 @@
 #   CONTAINER  more lines of the container, indented twelve spaces (resources, ...)
 #   TRIAL      more lines of spec.trial, indented four spaces (maxRetries, ...)
 # CURVE_VOLUMES and CURVE_MOUNTS add block-list items to the pod's volumes and the container's
-# volumeMounts.
+# volumeMounts; CURVE_CHECKPOINTS is the checkpoint volume's source (default an emptyDir).
 curve_sweep() {
+  local checkpoints=${CURVE_CHECKPOINTS:-'emptyDir: {}'}
   cat <<YAML
 apiVersion: budgetsweep.dev/v1alpha1
 kind: BudgetSweep
@@ -26,7 +27,7 @@ ${5:-}
         terminationGracePeriodSeconds: 2
         nodeSelector: {kubernetes.io/hostname: "$BSW_NODE_NAME"}
         volumes:
-          - {name: checkpoints, emptyDir: {}}
+          - {name: checkpoints, $checkpoints}
 ${CURVE_VOLUMES:-}
         containers:
           - name: trainer

@@ -29,6 +29,8 @@ REL=bsw
 . "$HERE/namespace_lib.sh"
 # shellcheck source=curve_sweep.sh
 . "$HERE/curve_sweep.sh"
+# shellcheck source=operator_lib.sh
+. "$HERE/operator_lib.sh"
 k() { kubectl --cache-dir="$TMP/kube-cache" --request-timeout=30s "$@"; }
 cleanup() {
   set +e
@@ -47,12 +49,7 @@ field() { k -n "$NS" get "$1" -o "jsonpath={$2}" 2>/dev/null || true; }
 k apply -f "$ROOT/crds/" >/dev/null
 k wait --for=condition=Established --timeout=60s crd/budgetpools.budgetsweep.dev >/dev/null
 k create namespace "$NS" >/dev/null
-if "$HELM" install "$REL" "$CHART" -n "$NS" --wait --timeout 180s \
-  --set-string "nodeSelector.kubernetes\.io/hostname=$BSW_NODE_NAME" >"$TMP/helm.log" 2>&1; then
-  pass "helm install: the operator pod is Ready"
-else
-  fail "helm install: $(tail -5 "$TMP/helm.log")"; finish
-fi
+install_operator
 
 # ---- the pool and two sweeps on it (one with its own cap too) ---------------------------------
 sweep() { # NAME SEED [own gpuHours]
@@ -94,27 +91,12 @@ columns=$(head -1 <<<"$columns")
   fail "kubectl get bsp columns: $columns"
 
 # ---- SIGKILL the operator twice while both sweeps run ----------------------------------------
-operator_pid() { pgrep -f -- "budgetsweep operator --namespace=$NS" | head -1 || true; }
-restarts() {
-  k -n "$NS" get pods -l app.kubernetes.io/name=budgetsweep \
-    -o jsonpath='{.items[0].status.containerStatuses[0].restartCount}' 2>/dev/null || true
-}
 for kill_no in 1 2; do
   sleep $((5 + RANDOM % 10))
-  pid=$(operator_pid)
-  if [ -n "$pid" ]; then
-    kill -KILL "$pid" && pass "SIGKILL $kill_no of the operator (pid $pid)"
-  else
-    fail "no operator process to kill ($kill_no)"
-  fi
-  # kubelet restarts the container (after its crash-loop back-off): wait until it runs again.
-  for _ in $(seq 1 120); do
-    [ "$(restarts)" = "$kill_no" ] && [ -n "$(operator_pid)" ] && break
-    sleep 1
-  done
+  kill_operator "$kill_no"
 done
-[ "$(restarts)" = 2 ] && pass "kubelet restarted the operator after each SIGKILL" ||
-  fail "the operator's restartCount is '$(restarts)' (want 2)"
+[ "$(operator_restarts)" = 2 ] && pass "kubelet restarted the operator after each SIGKILL" ||
+  fail "the operator's restartCount is '$(operator_restarts)' (want 2)"
 
 # ---- 2. both end, each saying why ----------------------------------------------------------
 for s in alpha beta; do

@@ -1,0 +1,37 @@
+# Shared by the cluster e2e tests that run the operator as users do (sourced after chart_lib.sh,
+# with NS, REL and the caller's k() set): installs it with Helm on the test node, and SIGKILLs it
+# so that kubelet restarts it.
+
+# install_operator: helm install REL into NS, pinned to the test node; passes once the operator
+# pod is Ready, else fails and ends the test.
+install_operator() {
+  if "$HELM" install "$REL" "$CHART" -n "$NS" --wait --timeout 180s \
+    --set-string "nodeSelector.kubernetes\.io/hostname=$BSW_NODE_NAME" >"$TMP/helm.log" 2>&1; then
+    pass "helm install: the operator pod is Ready"
+  else
+    fail "helm install: $(tail -5 "$TMP/helm.log")"
+    finish
+  fi
+}
+
+operator_pid() { pgrep -f -- "budgetsweep operator --namespace=$NS" | head -1 || true; }
+operator_restarts() {
+  k -n "$NS" get pods -l app.kubernetes.io/name=budgetsweep \
+    -o jsonpath='{.items[0].status.containerStatuses[0].restartCount}' 2>/dev/null || true
+}
+
+# kill_operator N: SIGKILLs the operator process and waits until kubelet has restarted it for
+# the Nth time (after its crash-loop back-off).
+kill_operator() {
+  local pid
+  pid=$(operator_pid)
+  if [ -n "$pid" ]; then
+    kill -KILL "$pid" && pass "SIGKILL $1 of the operator (pid $pid)"
+  else
+    fail "no operator process to kill ($1)"
+  fi
+  for _ in $(seq 1 120); do
+    [ "$(operator_restarts)" = "$1" ] && [ -n "$(operator_pid)" ] && break
+    sleep 1
+  done
+}

@@ -67,29 +67,8 @@ k apply -f "$ROOT/crds/" >/dev/null
 k wait --for=condition=Established --timeout=60s crd/budgetsweeps.budgetsweep.dev >/dev/null
 k create namespace "$NS" >/dev/null
 # The epoch logs' directory reaches the trials as a volume the cluster's admin (this script)
-# provides: a hostPath PersistentVolume bound to a claim in the namespace. A sweep may not mount
-# a hostPath itself (operator/core/template_policy.h).
-k apply -f - >/dev/null <<YAML
-apiVersion: v1
-kind: PersistentVolume
-metadata: {name: $NS-epochs}
-spec:
-  capacity: {storage: 1Gi}
-  accessModes: [ReadWriteOnce]
-  persistentVolumeReclaimPolicy: Retain
-  storageClassName: ""
-  hostPath: {path: "$EPOCHS", type: Directory}
-  claimRef: {namespace: $NS, name: epochs}
----
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: epochs, namespace: $NS}
-spec:
-  accessModes: [ReadWriteOnce]
-  storageClassName: ""
-  volumeName: $NS-epochs
-  resources: {requests: {storage: 1Gi}}
-YAML
+# provides (node_claim).
+node_claim epochs "$EPOCHS" | k apply -f - >/dev/null
 METRICS_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$BSW" operator --namespace "$NS" --metrics-addr "127.0.0.1:$METRICS_PORT" --health-addr 127.0.0.1:0 \
   2>"$WORK/operator.log" &

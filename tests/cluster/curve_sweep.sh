@@ -39,3 +39,31 @@ ${CURVE_MOUNTS:-}
 ${4:-}
 YAML
 }
+
+# node_claim CLAIM DIR: a PersistentVolumeClaim CLAIM in $NS bound to a hostPath PersistentVolume
+# ($NS-CLAIM) on the node's directory DIR, as YAML for kubectl apply: how the cluster's admin (the
+# test) gives trials a directory on the node, which a sweep may not mount as a hostPath itself
+# (operator/core/template_policy.h). The PersistentVolume outlives the namespace: delete it after.
+node_claim() {
+  cat <<YAML
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: $NS-$1}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  persistentVolumeReclaimPolicy: Retain
+  storageClassName: ""
+  hostPath: {path: "$2", type: Directory}
+  claimRef: {namespace: $NS, name: $1}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: $1, namespace: $NS}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: ""
+  volumeName: $NS-$1
+  resources: {requests: {storage: 1Gi}}
+YAML
+}

@@ -1,6 +1,15 @@
 # Shared by the cluster e2e tests that run the operator as users do (sourced after chart_lib.sh,
-# with NS, REL and the caller's k() set): installs it with Helm on the test node, and SIGKILLs it
-# so that kubelet restarts it.
+# with NS and REL set): the namespace and curve-sweep helpers, k() (kubectl with this test's cache)
+# and field(); installs the operator with Helm on the test node, and SIGKILLs it so that kubelet
+# restarts it.
+
+# shellcheck source=namespace_lib.sh
+. "$HERE/namespace_lib.sh"
+# shellcheck source=curve_sweep.sh
+. "$HERE/curve_sweep.sh"
+k() { kubectl --cache-dir="$TMP/kube-cache" --request-timeout=30s "$@"; }
+# field OBJECT JSONPATH: one field of an object in $NS, empty when it has none.
+field() { k -n "$NS" get "$1" -o "jsonpath={$2}" 2>/dev/null || true; }
 
 # install_operator: helm install REL into NS, pinned to the test node; passes once the operator
 # pod is Ready, else fails and ends the test.

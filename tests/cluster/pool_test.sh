@@ -25,13 +25,8 @@ POOL_HOURS=0.04 # 144 device-seconds: a few rungs of each sweep
 
 NS=bsw-pool-$(printf '%04x%04x' $RANDOM $RANDOM)
 REL=bsw
-# shellcheck source=namespace_lib.sh
-. "$HERE/namespace_lib.sh"
-# shellcheck source=curve_sweep.sh
-. "$HERE/curve_sweep.sh"
 # shellcheck source=operator_lib.sh
 . "$HERE/operator_lib.sh"
-k() { kubectl --cache-dir="$TMP/kube-cache" --request-timeout=30s "$@"; }
 cleanup() {
   set +e
   if [ "$failures" -gt 0 ]; then
@@ -44,7 +39,6 @@ cleanup() {
   rm -rf "$TMP"
 }
 trap cleanup EXIT
-field() { k -n "$NS" get "$1" -o "jsonpath={$2}" 2>/dev/null || true; }
 
 k apply -f "$ROOT/crds/" >/dev/null
 k wait --for=condition=Established --timeout=60s crd/budgetpools.budgetsweep.dev >/dev/null

@@ -24,14 +24,8 @@ VERSION=$("$ROOT/scripts/project-version")
 
 NS=bsw-pbt-$(printf '%04x%04x' $RANDOM $RANDOM)
 REL=bsw
-PV=$NS-checkpoints
-# shellcheck source=namespace_lib.sh
-. "$HERE/namespace_lib.sh"
-# shellcheck source=curve_sweep.sh
-. "$HERE/curve_sweep.sh"
 # shellcheck source=operator_lib.sh
 . "$HERE/operator_lib.sh"
-k() { kubectl --cache-dir="$TMP/kube-cache" --request-timeout=30s "$@"; }
 cleanup() {
   set +e
   if [ "$failures" -gt 0 ]; then
@@ -40,11 +34,10 @@ cleanup() {
   fi
   "$HELM" uninstall "$REL" -n "$NS" >/dev/null 2>&1
   drop_namespace "$NS"
-  k delete pv "$PV" --wait=false >/dev/null 2>&1
+  k delete pv "$NS-checkpoints" --wait=false >/dev/null 2>&1
   rm -rf "$TMP"
 }
 trap cleanup EXIT
-field() { k -n "$NS" get "$1" -o "jsonpath={$2}" 2>/dev/null || true; }
 
 k apply -f "$ROOT/crds/" >/dev/null
 k wait --for=condition=Established --timeout=60s crd/budgetsweeps.budgetsweep.dev >/dev/null
@@ -55,27 +48,7 @@ install_operator
 VOLUME=$TMP/checkpoints
 mkdir -p "$VOLUME"
 chmod 0777 "$VOLUME" # the trainer runs as the chart's non-root user
-k apply -f - >/dev/null <<YAML
-apiVersion: v1
-kind: PersistentVolume
-metadata: {name: $PV}
-spec:
-  capacity: {storage: 1Gi}
-  accessModes: [ReadWriteOnce]
-  persistentVolumeReclaimPolicy: Retain
-  storageClassName: ""
-  hostPath: {path: $VOLUME, type: Directory}
-  claimRef: {namespace: $NS, name: checkpoints}
----
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: checkpoints, namespace: $NS}
-spec:
-  accessModes: [ReadWriteOnce]
-  storageClassName: ""
-  volumeName: $PV
-  resources: {requests: {storage: 1Gi}}
-YAML
+node_claim checkpoints "$VOLUME" | k apply -f - >/dev/null
 BUDGET=0.1
 CURVE_CHECKPOINTS='persistentVolumeClaim: {claimName: checkpoints}' curve_sweep pop "  budget: {gpuHours: $BUDGET}
   scheduler: {algorithm: pbt, mode: pause, perturbationInterval: 3, seed: 4}

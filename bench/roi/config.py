@@ -178,10 +178,12 @@ def perturbation_interval():
 
 
 def population():
-    """Trials in a PBT or PB2 population: as many full-resource trials as the budget pays for
-    (the size's budget_fraction of the grid's points, each to the full resource), at least
-    PARALLELISM."""
+    """Trials in a PBT or PB2 population: half as many as the full-resource trials the budget pays
+    for (the size's budget_fraction of the grid's points), at least PARALLELISM. Half, because a
+    population trains in segments, each a trainer process that pays the start-up again (about
+    1.3 s, as much as a tiny size's epoch and a third of a full size's interval), so that the
+    population can reach the full resource within the budget."""
     points = 1
     for values in size()["grid"].values():
         points *= len(values)
-    return max(PARALLELISM, round(size()["budget_fraction"] * points))
+    return max(PARALLELISM, round(size()["budget_fraction"] * points / 2))

@@ -19,9 +19,9 @@ config.task()["mutable"] parameters its GP bandit explores every perturbation_in
 budgetsweep's pause mode does, each trial trains in segments of perturbation_interval epochs, one
 trainer process each (--until, --checkpoint-dir), and reports a Ray checkpoint (the trainer's
 checkpoint file) at a segment's end; an exploited trial restarts from its donor's checkpoint with
-the new values. PB2 sees a log-uniform parameter as its base-10
-logarithm, so that its bounds span the decades the search space does. Trials the trainer refused
-(for example a checkpoint it will not resume with changed values) are listed in DIR/notes.md.
+the new values (the trainer's --exploit-dir/--exploit-at/--mutable, as budgetsweep's exploits
+use them). PB2 sees a log-uniform parameter as its base-10 logarithm, so that its bounds span the
+decades the search space does. Trials the trainer refused are listed in DIR/notes.md.
 """
 
 import json
@@ -116,6 +116,7 @@ def segmented_trainable(trainer, budget, out, interval):
             return
         trial_id = tune.get_context().get_trial_id()
         own = tempfile.mkdtemp(prefix=f"{trial_id}-", dir=os.path.join(out, "checkpoints"))
+        os.makedirs(os.path.join(own, "restored"))
         try:
             train_segments(ray_config, trial_id, own)
         finally:
@@ -123,18 +124,24 @@ def segmented_trainable(trainer, budget, out, interval):
 
     def train_segments(ray_config, trial_id, own):
         done = 0
+        exploit = []
         restored = tune.get_checkpoint()
         if restored:
+            # A restored checkpoint (the trial's own, or its donor's after an exploit) reaches the
+            # trainer as a snapshot to go on from, its mutable flags free to take PB2's values.
             with restored.as_directory() as d:
-                shutil.copy(os.path.join(d, "checkpoint.pt"), own)
                 with open(os.path.join(d, "epoch.json")) as f:
                     done = json.load(f)["epoch"]
+                shutil.copy(os.path.join(d, "checkpoint.pt"),
+                            os.path.join(own, "restored", f"snapshot-{done}.pt"))
+            exploit = [f"--exploit-dir={os.path.join(own, 'restored')}", f"--exploit-at={done}",
+                       "--mutable=" + ",".join(config.task()["mutable"])]
         params = trainer_params(ray_config)
         while done < epochs and not budget.exhausted():
             until = min(epochs, (done // interval + 1) * interval)
             run = TrainerProcess(trainer, params, budget,
                                  f"{trial_id}-e{done}-{os.path.basename(own)}",
-                                 [f"--until={until}", f"--checkpoint-dir={own}"])
+                                 [f"--until={until}", f"--checkpoint-dir={own}"] + exploit)
             try:
                 reported = [(e, a) for e, a in run.epochs() if e > done]
             finally:

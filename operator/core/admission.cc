@@ -82,8 +82,12 @@ class SlotFiller {
       double from = t->progress();
       double until = model.rungs().NextAfter(from);
       int segment = t->segments.back().number + 1;
-      Take(Launch(in_, out_.ledger, t->index, segment, from, until, Free()),
-           NextStep(model, *t, in_.now));
+      Event step = NextStep(model, *t, in_.now);
+      // An exploit brings the donor's parameters, and with them its cost.
+      const auto* exploit = std::get_if<event::TrialExploited>(&step);
+      std::optional<int64_t> priced_by =
+          exploit ? std::optional<int64_t>(exploit->donor) : std::nullopt;
+      Take(Launch(in_, out_.ledger, t->index, segment, from, until, Free(), priced_by), step);
     }
   }
 
@@ -144,10 +148,11 @@ bool PopulationGoesOn(const SweepModel& model) {
 }  // namespace
 
 Admitted Launch(const PlanInput& in, const Ledger& ledger, int64_t index, int segment, double from,
-                double until, int free_slots) {
+                double until, int free_slots, std::optional<int64_t> priced_by) {
   const Pricing pricing(in.model, in.options);
   Admitted out{Part{}, ledger};
-  double requested = pricing.Requested(index, from, until, free_slots, ledger.remaining());
+  double requested =
+      pricing.Requested(priced_by.value_or(index), from, until, free_slots, ledger.remaining());
   if (std::optional<Denial> denial = out.ledger.Admit(requested)) {
     out.part.denials.push_back(*denial);
     return out;

@@ -151,9 +151,10 @@ Admitted AdjustDeadline(const PlanInput& in, const Trial& t, const SegmentRecord
 // --- Admission (admission.cc) ---
 
 // Admits and launches segment `segment` of trial `index` from `from` to `until`; or, when the
-// budget says no, a part with only the denial.
+// budget says no, a part with only the denial. `priced_by` is the trial whose measurements price
+// it, when not its own: the donor of an exploit decided in the same pass.
 Admitted Launch(const PlanInput& in, const Ledger& ledger, int64_t index, int segment, double from,
-                double until, int free_slots);
+                double until, int free_slots, std::optional<int64_t> priced_by = std::nullopt);
 
 // Pause mode under a budget would otherwise spend it all on trials that stop at a rung and end
 // with none at the full resource. So until a trial runs there, the sweep keeps what taking its

@@ -1,20 +1,41 @@
 #include <algorithm>
+#include <span>
 
 #include "operator/core/decisions.h"
 
 namespace bsw::decisions {
 namespace {
 
-// Trial `t`'s own start-up and pace, where two rung values of one of its segments give them.
-std::optional<LinearCost> OwnCost(const Trial& t) {
+// The segments whose measurements price trial `t`'s work: all of its own; after an exploit,
+// those since (the donor's parameters came with it, and with them its cost: a width, a batch
+// size), and until one of those has a measurement, its donor's, likewise.
+std::span<const SegmentRecord> CostSegments(const SweepModel& model, const Trial& t) {
+  const Trial* priced = &t;
+  // A donor reached a rung after its own exploit, so the chain ends; the bound is a guard.
+  for (int64_t hop = 0; hop < model.trial_count() && !priced->lineage.empty(); ++hop) {
+    const Exploit& latest = priced->lineage.back();
+    std::span<const SegmentRecord> since(priced->segments);
+    since = since.subspan(std::min(latest.segments_before, since.size()));
+    if (std::any_of(since.begin(), since.end(),
+                    [](const SegmentRecord& s) { return !s.measured.empty(); })) {
+      return since;
+    }
+    priced = &model.trial(latest.donor);
+  }
+  return priced->segments;
+}
+
+// The start-up and pace that `segments` measured, where two rung values of one of them give
+// them.
+std::optional<LinearCost> OwnCost(std::span<const SegmentRecord> segments) {
   std::vector<std::vector<CostPoint>> by_segment;
-  for (const SegmentRecord& seg : t.segments) by_segment.push_back(seg.measured);
+  for (const SegmentRecord& seg : segments) by_segment.push_back(seg.measured);
   return FitLinearCost(by_segment);
 }
 
-// Trial `t`'s latest measurement, if any.
-const CostPoint* Latest(const Trial& t) {
-  for (auto seg = t.segments.rbegin(); seg != t.segments.rend(); ++seg) {
+// The latest measurement of `segments`, if any.
+const CostPoint* Latest(std::span<const SegmentRecord> segments) {
+  for (auto seg = segments.rbegin(); seg != segments.rend(); ++seg) {
     if (!seg->measured.empty()) return &seg->measured.back();
   }
   return nullptr;
@@ -42,8 +63,9 @@ std::optional<double> Pricing::CostOf(std::optional<double> seconds) const {
 }
 
 std::optional<double> Pricing::MarginalPace(const Trial& t) const {
-  if (std::optional<LinearCost> own = OwnCost(t)) return own->per_unit;
-  return BorrowedPace(Latest(t));
+  std::span<const SegmentRecord> segments = CostSegments(model_, t);
+  if (std::optional<LinearCost> own = OwnCost(segments)) return own->per_unit;
+  return BorrowedPace(Latest(segments));
 }
 
 // The running pace of a trial without OwnCost, whose latest measurement is `latest` (if any): the
@@ -58,9 +80,9 @@ std::optional<double> Pricing::BorrowedPace(const CostPoint* latest) const {
 
 std::optional<double> Pricing::SegmentSeconds(int64_t index, double units) const {
   if (index < model_.trial_count()) {
-    const Trial& t = model_.trial(index);
-    if (std::optional<LinearCost> own = OwnCost(t)) return own->Of(units);
-    if (const CostPoint* latest = Latest(t)) {
+    std::span<const SegmentRecord> segments = CostSegments(model_, model_.trial(index));
+    if (std::optional<LinearCost> own = OwnCost(segments)) return own->Of(units);
+    if (const CostPoint* latest = Latest(segments)) {
       return latest->seconds + *BorrowedPace(latest) * (units - latest->units);
     }
   }

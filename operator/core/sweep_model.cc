@@ -235,7 +235,8 @@ Status SweepModel::On(const event::TrialExploited& e) {
     return InvalidArgumentError("trial " + std::to_string(e.trial) + " exploited at rung " +
                                 std::to_string(e.rung) + ", which has no next rung");
   }
-  t->lineage.push_back(Exploit{rungs_.at(e.rung), e.donor, t->params, e.message});
+  t->lineage.push_back(
+      Exploit{rungs_.at(e.rung), e.donor, t->segments.size(), t->params, e.message});
   t->params = e.params;
   return OkStatus();
 }

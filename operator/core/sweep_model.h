@@ -60,7 +60,8 @@ struct RungVerdict {
 struct Exploit {
   double resource = 0;  // the rung's
   int64_t donor = -1;
-  Config previous;  // the trial's parameters before
+  size_t segments_before = 0;  // the trial's segments before it
+  Config previous;             // the trial's parameters before
   std::string message;
 };
 

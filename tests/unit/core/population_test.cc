@@ -297,6 +297,43 @@ TEST(Pb2Explore, ProposesWhereTheGainsWereHighest) {
   EXPECT_EQ(perturbed.size(), 2u);
 }
 
+// The donor's parameters (a width, a batch size) set what the exploited trial's next segment
+// costs: it is priced at the donor's pace, not at its own.
+TEST(PopulationPlanner, AnExploitedTrialIsPricedAtItsDonorsPace) {
+  json j = PopulationJson("pbt", 4);
+  j["spec"]["trial"]["template"]["spec"]["terminationGracePeriodSeconds"] = 1;
+  testing::PlannerHarness h(ParseSweep(j).value());
+  h.PassAndCarry();
+  h.Advance(1);
+  h.Report(3, 1, 0.2);  // fast: 1 s for its epoch
+  h.PassAndCarry();
+  h.Advance(19);
+  std::vector<double> values = {0.9, 0.8, 0.5};  // 20 s for theirs
+  for (int64_t i = 0; i < 3; ++i) h.Report(i, 1, values[static_cast<size_t>(i)]);
+  h.PassAndCarry();
+  for (int64_t i = 0; i < 4; ++i) h.Exit(i);
+  h.Advance(1);
+  h.PassAndCarry();  // all paused
+  Plan plan = h.PassAndCarry();
+  const auto* exploit = testing::FindEvent<event::TrialExploited>(plan);
+  ASSERT_NE(exploit, nullptr);
+  ASSERT_EQ(exploit->trial, 3);
+  for (const Event& e : plan.events) {
+    const auto* launch = std::get_if<event::SegmentLaunched>(&e);
+    if (launch == nullptr || launch->trial != 3) continue;
+    EXPECT_GT(launch->deadline - h.now(), 20) << "priced at its own 1 s per epoch";
+  }
+  // It fails before it measured anything: its retry is still priced at the donor's pace.
+  h.Advance(1);
+  h.Exit(3, 1);
+  h.PassAndCarry();  // the failure is recorded
+  plan = h.PassAndCarry();
+  const auto* retry = testing::FindEvent<event::SegmentLaunched>(plan);
+  ASSERT_NE(retry, nullptr);
+  ASSERT_EQ(retry->trial, 3);
+  EXPECT_GT(retry->deadline - h.now(), 20) << "the retry is priced at its own 1 s per epoch";
+}
+
 TEST(PopulationPlanner, CreatesTheWholePopulationBeforeAnyTrialGoesOn) {
   json j = PopulationJson("pbt", 4);
   j["spec"]["parallelism"] = 2;

@@ -70,6 +70,12 @@ json Neighbour(const ParamSpec& p, const json& value, Random& random) {
   return p.values[static_cast<size_t>(index)];
 }
 
+std::string Number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+
 // "lr 0.1 -> 0.0032, weight-decay 0.01 -> 0.012": what the step changed from `before`.
 std::string Changes(const Config& before, const Config& after) {
   std::string out;
@@ -100,6 +106,9 @@ Event NextStep(const SweepModel& model, const Trial& t, double now) {
   double resource = t.progress();
   int rung = rungs.IndexOf(resource);
   event::TrialPromoted go_on{.at = now, .trial = t.index, .rung = rung};
+  // Exploited here already, and not launched since (a pass that ended between the two): the
+  // exploit stands, and the trial goes on with what it brought.
+  if (!t.lineage.empty() && t.lineage.back().resource == resource) return go_on;
   std::vector<Ranked> ranked = RankAt(model, resource);
   auto n = static_cast<int64_t>(ranked.size());
   auto quantile =
@@ -122,13 +131,10 @@ Event NextStep(const SweepModel& model, const Trial& t, double now) {
   e.params = model.spec().algorithm == Algorithm::kPb2
                  ? Pb2Explore(model, donor.params, rung, random)
                  : Perturb(model.spec(), donor.params, random);
-  char figures[160];
-  std::snprintf(figures, sizeof figures,
-                "in the bottom %lld of %lld at %s %g (value %g): goes on from %s (value %g); ",
-                static_cast<long long>(quantile), static_cast<long long>(n),
-                model.spec().resource_unit.c_str(), resource, t.rung_values.at(resource),
-                donor.name.c_str(), donor.rung_values.at(resource));
-  e.message = figures + Changes(t.params, e.params);
+  e.message = "in the bottom " + std::to_string(quantile) + " of " + std::to_string(n) + " at " +
+              model.spec().resource_unit + " " + Number(resource) + " (value " +
+              Number(t.rung_values.at(resource)) + "): goes on from " + donor.name + " (value " +
+              Number(donor.rung_values.at(resource)) + "); " + Changes(t.params, e.params);
   return e;
 }
 

@@ -23,8 +23,9 @@ namespace bsw {
 inline constexpr double kPopulationQuantile = 0.25;
 
 // How paused trial `t` goes on from the rung it paused at: TrialExploited when it is in the
-// bottom quantile there and a top trial's checkpoint at that rung exists, else TrialPromoted.
-// Deterministic: the same model and seed give the same step.
+// bottom quantile there and a top trial's checkpoint at that rung exists, else TrialPromoted
+// (also when it was exploited there already: a step is never decided twice). Deterministic: the
+// same model and seed give the same step.
 Event NextStep(const SweepModel& model, const Trial& t, double now);
 
 // PBT's explore: `params` with each mutable parameter resampled from its range (probability

@@ -263,6 +263,15 @@ TEST(NextStep, IsDeterministicAndNeedsTheDonorsCheckpoint) {
       std::holds_alternative<event::TrialPromoted>(NextStep(h.model(), h.model().trial(3), 100)));
 }
 
+TEST(NextStep, ATrialExploitedAtItsRungIsNotExploitedAgain) {
+  PausedPopulation p("pbt", {0.9, 0.8, 0.5, 0.2});
+  Event first = NextStep(p.h.model(), p.h.model().trial(3), 100);
+  ASSERT_TRUE(std::holds_alternative<event::TrialExploited>(first));
+  p.h.Journal(first);  // journaled, and the pass ended before the launch
+  EXPECT_TRUE(std::holds_alternative<event::TrialPromoted>(
+      NextStep(p.h.model(), p.h.model().trial(3), 101)));
+}
+
 TEST(NextStep, ATrialAloneAtItsRungGoesOnAsItWas) {
   PausedPopulation p("pbt", {0.3});
   EXPECT_TRUE(std::holds_alternative<event::TrialPromoted>(

@@ -184,7 +184,7 @@ TEST_F(PodBackendTest, Start_CreatesOneCompliantPodWithTheContract) {
   EXPECT_EQ(env["BUDGETSWEEP_METRICS_PORT"]["value"], "9555");
   EXPECT_EQ(env["BUDGETSWEEP_SNAPSHOTS"]["value"], "1");
   EXPECT_EQ(env["BUDGETSWEEP_MUTABLE"]["value"], "lr");
-  EXPECT_EQ(env["BUDGETSWEEP_EXPLOIT_DIR"]["value"], "/checkpoints/sw-t0000");
+  EXPECT_EQ(env["BUDGETSWEEP_EXPLOIT_DIR"]["value"], "/ckpt/sw-t0000");  // options.checkpoint_dir
   EXPECT_EQ(env["BUDGETSWEEP_EXPLOIT_AT"]["value"], "2");
 
   std::optional<SegmentStatus> running =

@@ -28,14 +28,14 @@ TASKS = {
             "batch-size": {"type": "choice", "values": [64, 128, 256]},
         },
         # The contenders run.sh runs, in this order after the grid (report.CONTENDERS names them).
-        "contenders": ["random", "asha-stop", "asha-pause", "optuna", "ray"],
+        "contenders": ["random", "asha-stop", "asha-pause", "asha-tpe", "optuna", "ray"],
         "sizes": {
             "full": {
                 "train_limit": 2000,  # first N Fashion-MNIST training images
                 "eval_limit": 2000,  # validation (from the end of the training split) and test cap
                 "epochs": 9,  # the full resource; ASHA rungs at 1, 3, 9 epochs
                 "reduction_factor": 3,
-                "seeds": [1, 2, 3],
+                "seeds": [1, 2, 3, 4, 5],  # a verdict must hold in 4 of them
                 "budget_fraction": 0.25,  # the target's share: each contender's budget
                 # A contender's run (the grid's takes about 140 s, Ray Tune's about 60) that has
                 # not ended by then is stopped and run once more: a hung driver must not hold up

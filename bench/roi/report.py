@@ -445,7 +445,10 @@ def reading(r):
     return out
 
 
-def markdown(r, notes, png):
+def overview(r, png, level):
+    """The head of a task's report: the task, the grid's answer, the anytime curve, the table and
+    the verdicts, with section headings at `level` ("##" in the task's file, "###" in the index
+    of both tasks)."""
     t = r["task"]
     g = r["grid_answer"]
     params = ", ".join(f"{k}={v:g}" for k, v in g["params"].items())
@@ -456,8 +459,6 @@ def markdown(r, notes, png):
                "idle slot-s", "of which in the wind-down", "startup s",
                "launch latency ms", "tool CPU s"]
     lines = [
-        f"# ROI benchmark, {r['task_name']} task: device-hours to the grid's answer",
-        "",
         f"Ran on {r['machine']['cpu']}, nproc {r['machine']['nproc']}.",
         "",
         f"cnn2 (budgetsweep-trainer) on Fashion-MNIST: the first {t['train_limit']:,} training "
@@ -520,15 +521,23 @@ def markdown(r, notes, png):
             f"{fmt_spread(sm['startup_seconds'], 1)} | "
             f"{fmt_spread(sm['launch_latency_seconds'], 0, 1000)} | "
             f"{fmt_spread(sm['tool_cpu_seconds'], 1)} |")
-    lines += [
+    return lines + [
         "",
-        "## Targets",
+        f"{level} Targets",
         "",
         f"Computed from the runs (bench/roi/verdicts.py): a verdict compares seed s of one "
         f"contender with seed s of the other, and is met only if it holds in at least "
-        f"{verdicts.SEED_SHARE:.0%} of the seeds both ran (4 of 5, 3 of 3).",
+        f"{verdicts.SEED_SHARE:.0%} of the seeds both ran (4 of 5).",
         "",
-    ] + verdicts.markdown(r["targets"], LABELS) + [
+    ] + verdicts.markdown(r["targets"], LABELS)
+
+
+def markdown(r, notes, png):
+    t = r["task"]
+    lines = [
+        f"# ROI benchmark, {r['task_name']} task: device-hours to the grid's answer",
+        "",
+    ] + overview(r, png, "##") + [
         "",
         "## Reading it",
         "",
@@ -572,9 +581,10 @@ def markdown(r, notes, png):
         "## Setup",
         "",
         f"- Machine: {r['machine']['cpu']}, {r['machine']['cores_online']} cores online "
-        f"(nproc {r['machine']['nproc']}), shared "
-        "with other sessions' builds and benchmarks while measured; every process runs under "
-        "`nice -n 10`.",
+        f"(nproc {r['machine']['nproc']}); every process runs under `nice -n 10`. Other work on "
+        "the machine moves every contender's figures; run.sh runs the contenders in turn, seed "
+        "by seed, so that drift spreads over all of them alike, and the notes from the run say "
+        "what else ran.",
         f"- Versions: " + ", ".join(f"{k} {v}" for k, v in r["versions"].items()) + ".",
         "- Every contender runs the same trainer command (`" + " ".join(t["trainer_args"]) +
         "`) plus one `--name=value` per parameter; the peers add `--epochs`, "

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Reproduces bench/results/roi.{md,json,png} (ROI_TASK=easy) or bench/results/roi-hard.* (ROI_TASK=
-# hard): budgetsweep's grid, then the task's contenders (config.py: budgetsweep random, ASHA,
+# Reproduces bench/results/roi-easy.{md,json,png} (ROI_TASK=easy) or bench/results/roi-hard.*
+# (ROI_TASK=hard), and bench/results/roi.md, the page for both tasks: budgetsweep's grid, then the task's contenders (config.py: budgetsweep random, ASHA,
 # ASHA + TPE, Hyperband, PBT, PB2; Optuna with SuccessiveHalvingPruner; Ray Tune with ASHAScheduler
 # or PB2), all driving budgetsweep-trainer on Fashion-MNIST, two trials at a time, under the same
 # device-hour budget (bench/roi/README.md).
@@ -9,7 +9,7 @@
 #   ROI_SIZE=tiny [ROI_TASK=hard] bench/roi/run.sh   a few-minute try of the whole pipeline
 # Environment: BUILD_DIR (default build), ROI_VENV (default ~/.cache/budgetsweep/venv-roi),
 # ROI_WORK (raw runs, default /tmp/bsw-roi-SIZE for easy, /tmp/bsw-roi-hard-SIZE for hard),
-# ROI_OUT (default bench/results/roi or roi-hard for the full size, ROI_WORK/roi otherwise),
+# ROI_OUT (default bench/results/roi-TASK for the full size, ROI_WORK/roi otherwise),
 # ROI_ONLY (space-separated contenders to run; default the grid and all the task's),
 # ROI_STATE_ROOT (where budgetsweep's state directories go; default ROI_WORK).
 set -euo pipefail
@@ -20,11 +20,11 @@ build_dir=${BUILD_DIR:-build}
 venv=${ROI_VENV:-$HOME/.cache/budgetsweep/venv-roi}
 if [[ $ROI_TASK == easy ]]; then suffix=""; else suffix="-$ROI_TASK"; fi
 work=${ROI_WORK:-/tmp/bsw-roi$suffix-$ROI_SIZE}
-if [[ $ROI_SIZE == full ]]; then out=${ROI_OUT:-bench/results/roi$suffix}; else out=${ROI_OUT:-$work/roi}; fi
+if [[ $ROI_SIZE == full ]]; then out=${ROI_OUT:-bench/results/roi-$ROI_TASK}; else out=${ROI_OUT:-$work/roi}; fi
 contenders=$(python3 -c 'import sys; sys.path.insert(0, "bench/roi"); import config
 print(*config.task()["contenders"])')
 only=${ROI_ONLY:-grid $contenders}
-command="bench/roi/run.sh   # ROI_TASK=$ROI_TASK ROI_SIZE=$ROI_SIZE"
+command="bench/roi/run.sh   # ROI_TASK=$ROI_TASK ROI_SIZE=$ROI_SIZE${ROI_STATE_ROOT:+ ROI_STATE_ROOT=$ROI_STATE_ROOT}"
 mkdir -p "$work"
 notes="$work/notes.md"
 : > "$notes"
@@ -155,3 +155,6 @@ mkdir -p "$state_root"
 py bench/roi/report.py --raw "$work" --out "$out" --command "$command" --versions "$versions" \
   --notes "$notes" --state-filesystem "$(stat -f -c %T "$state_root")"
 cat "$out.md"
+if [[ $ROI_SIZE == full && -z ${ROI_OUT:-} ]]; then
+  py bench/roi/index.py --prefix bench/results/roi
+fi

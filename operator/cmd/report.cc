@@ -113,6 +113,8 @@ std::string Headline(const History& h) {
 std::string Cell(const std::string& text, const std::string& sort_key) {
   return "<td data-v=\"" + Escape(sort_key) + "\">" + Escape(text) + "</td>";
 }
+// A cell sorted by its own text.
+std::string TextCell(const std::string& text) { return Cell(text, text); }
 std::string NumberCell(std::optional<double> v) {
   if (!v || !std::isfinite(*v)) return Cell("", "");
   return Cell(Num(*v), Fmt("%.17g", *v));
@@ -120,9 +122,8 @@ std::string NumberCell(std::optional<double> v) {
 
 std::string TrialRow(const History& h, const Trial& t) {
   const SweepSpec& spec = h.spec();
-  std::string row = "<tr class=\"trial\">" + Cell(t.name, t.name) +
-                    Cell(TrialPhaseName(t.phase), TrialPhaseName(t.phase)) +
-                    Cell(t.reason, t.reason);
+  std::string row = "<tr class=\"trial\">" + TextCell(t.name) + TextCell(TrialPhaseName(t.phase)) +
+                    TextCell(t.reason);
   for (const ParamSpec& p : spec.search_space) {
     std::string text;
     for (const auto& [name, value] : t.params) {
@@ -130,7 +131,7 @@ std::string TrialRow(const History& h, const Trial& t) {
     }
     std::optional<double> number = ParamPosition(p, t.params);
     bool numeric = p.type != ParamType::kChoice && p.type != ParamType::kGrid;
-    row += numeric && number ? Cell(text, Fmt("%.17g", *number)) : Cell(text, text);
+    row += numeric && number ? Cell(text, Fmt("%.17g", *number)) : TextCell(text);
   }
   std::optional<double> latest, best;
   for (const auto& [resource, value] : t.rung_values) {
@@ -145,7 +146,7 @@ std::string TrialRow(const History& h, const Trial& t) {
   row += NumberCell(t.progress()) + NumberCell(latest) + NumberCell(best) +
          NumberCell(static_cast<double>(t.segments.size())) +
          Cell(Fmt("%.6f", charged), Fmt("%.17g", charged));
-  if (Population(spec.algorithm)) row += Cell(LineageText(h, t), LineageText(h, t));
+  if (Population(spec.algorithm)) row += TextCell(LineageText(h, t));
   return row + "</tr>\n";
 }
 

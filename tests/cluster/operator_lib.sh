@@ -11,6 +11,15 @@ k() { kubectl --cache-dir="$TMP/kube-cache" --request-timeout=30s "$@"; }
 # field OBJECT JSONPATH: one field of an object in $NS, empty when it has none.
 field() { k -n "$NS" get "$1" -o "jsonpath={$2}" 2>/dev/null || true; }
 
+# start_operator CRD: applies the project's CRDs, waits until CRD (a name such as
+# budgetsweeps.budgetsweep.dev) is established, creates NS and installs the operator into it.
+start_operator() {
+  k apply -f "$ROOT/crds/" >/dev/null
+  k wait --for=condition=Established --timeout=60s "crd/$1" >/dev/null
+  k create namespace "$NS" >/dev/null
+  install_operator
+}
+
 # install_operator: helm install REL into NS, pinned to the test node; passes once the operator
 # pod is Ready, else fails and ends the test.
 install_operator() {

@@ -40,10 +40,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-k apply -f "$ROOT/crds/" >/dev/null
-k wait --for=condition=Established --timeout=60s crd/budgetpools.budgetsweep.dev >/dev/null
-k create namespace "$NS" >/dev/null
-install_operator
+start_operator budgetpools.budgetsweep.dev
 
 # ---- the pool and two sweeps on it (one with its own cap too) ---------------------------------
 sweep() { # NAME SEED [own gpuHours]

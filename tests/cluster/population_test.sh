@@ -39,10 +39,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-k apply -f "$ROOT/crds/" >/dev/null
-k wait --for=condition=Established --timeout=60s crd/budgetsweeps.budgetsweep.dev >/dev/null
-k create namespace "$NS" >/dev/null
-install_operator
+start_operator budgetsweeps.budgetsweep.dev
 
 # ---- the shared checkpoint volume and the population ---------------------------------------
 VOLUME=$TMP/checkpoints

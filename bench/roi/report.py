@@ -583,8 +583,7 @@ def markdown(r, notes, png):
         f"- Machine: {r['machine']['cpu']}, {r['machine']['cores_online']} cores online "
         f"(nproc {r['machine']['nproc']}); every process runs under `nice -n 10`. Other work on "
         "the machine moves every contender's figures; run.sh runs the contenders in turn, seed "
-        "by seed, so that drift spreads over all of them alike, and the notes from the run say "
-        "what else ran.",
+        "by seed, so that drift spreads over all of them alike.",
         f"- Versions: " + ", ".join(f"{k} {v}" for k, v in r["versions"].items()) + ".",
         "- Every contender runs the same trainer command (`" + " ".join(t["trainer_args"]) +
         "`) plus one `--name=value` per parameter; the peers add `--epochs`, "

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Reproduces bench/results/roi-easy.{md,json,png} (ROI_TASK=easy) or bench/results/roi-hard.*
-# (ROI_TASK=hard), and bench/results/roi.md, the page for both tasks: budgetsweep's grid, then the task's contenders (config.py: budgetsweep random, ASHA,
-# ASHA + TPE, Hyperband, PBT, PB2; Optuna with SuccessiveHalvingPruner; Ray Tune with ASHAScheduler
-# or PB2), all driving budgetsweep-trainer on Fashion-MNIST, two trials at a time, under the same
-# device-hour budget (bench/roi/README.md).
-#   bench/roi/run.sh                                 the published easy run (about 15 minutes)
-#   ROI_TASK=hard bench/roi/run.sh                   the hard task (README: "Sizing")
+# (ROI_TASK=hard), then bench/results/roi.md, the page for both tasks: budgetsweep's grid, then the
+# task's contenders (config.py: budgetsweep random, ASHA, ASHA + TPE, Hyperband, PBT, PB2; Optuna
+# with SuccessiveHalvingPruner; Ray Tune with ASHAScheduler or PB2), all driving
+# budgetsweep-trainer on Fashion-MNIST, two trials at a time, under the same device-hour budget
+# (bench/roi/README.md).
+#   ROI_STATE_ROOT=/dev/shm/bsw-roi bench/roi/run.sh     the published easy run (17 minutes)
+#   ROI_TASK=hard ROI_STATE_ROOT=/dev/shm/bsw-roi-hard bench/roi/run.sh
+#                                                    the published hard run (87 minutes)
 #   ROI_SIZE=tiny [ROI_TASK=hard] bench/roi/run.sh   a few-minute try of the whole pipeline
 # Environment: BUILD_DIR (default build), ROI_VENV (default ~/.cache/budgetsweep/venv-roi),
 # ROI_WORK (raw runs, default /tmp/bsw-roi-SIZE for easy, /tmp/bsw-roi-hard-SIZE for hard),

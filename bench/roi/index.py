@@ -9,10 +9,8 @@ import argparse
 import json
 import os
 
+import config
 import report
-
-TASKS = (("easy", "The easy task (the first ROI run's task)"),
-         ("hard", "The hard task (a wider space, 27 epochs)"))
 
 
 def main():
@@ -29,9 +27,9 @@ def main():
         "of its task's full report, which adds how to read it, the definitions, the setup and "
         "the notes from the run.",
     ]
-    for task, title in TASKS:
+    for task in config.TASKS:
         path = f"{args.prefix}-{task}.json"
-        lines += ["", f"## {title}", ""]
+        lines += ["", f"## The {task} task", ""]
         if not os.path.exists(path):
             lines.append(f"Not run yet: `ROI_TASK={task} bench/roi/run.sh` writes {path}.")
             continue

@@ -22,7 +22,8 @@ build_dir=${BUILD_DIR:-build}
 venv=${ROI_VENV:-$HOME/.cache/budgetsweep/venv-roi}
 if [[ $ROI_TASK == easy ]]; then suffix=""; else suffix="-$ROI_TASK"; fi
 work=${ROI_WORK:-/tmp/bsw-roi$suffix-$ROI_SIZE}
-if [[ $ROI_SIZE == full ]]; then out=${ROI_OUT:-bench/results/roi-$ROI_TASK}; else out=${ROI_OUT:-$work/roi}; fi
+results=bench/results/roi # the page for both tasks; each task's full report is results-TASK
+if [[ $ROI_SIZE == full ]]; then out=${ROI_OUT:-$results-$ROI_TASK}; else out=${ROI_OUT:-$work/roi}; fi
 contenders=$(python3 -c 'import sys; sys.path.insert(0, "bench/roi"); import config
 print(*config.task()["contenders"])')
 only=${ROI_ONLY:-grid $contenders}
@@ -158,5 +159,5 @@ py bench/roi/report.py --raw "$work" --out "$out" --command "$command" --version
   --notes "$notes" --state-filesystem "$(stat -f -c %T "$state_root")"
 cat "$out.md"
 if [[ $ROI_SIZE == full && -z ${ROI_OUT:-} ]]; then
-  py bench/roi/index.py --prefix bench/results/roi
+  py bench/roi/index.py --prefix "$results"
 fi

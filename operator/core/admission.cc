@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <set>
 
 #include "operator/core/decisions.h"
 #include "operator/core/population.h"
@@ -67,16 +68,49 @@ class SlotFiller {
     }
   }
 
-  // pbt and pb2, once the population exists: paused trials go on lowest rung first, so that the
-  // population moves together, each as NextStep decides.
+  // The trials that pbt and pb2 carry to the full resource, and what getting them there still
+  // asks of the budget beyond what is reserved already.
+  struct Carried {
+    std::set<int64_t> trials;
+    double outstanding = 0;
+  };
+
+  // Every trial while the budget left can carry the whole population to the full resource;
+  // once it cannot, the longest prefix of CarryOrder that it can, and at least its first trial.
+  Carried CarriedTrials() const {
+    const SweepModel& model = in_.model;
+    const Rungs& rungs = model.rungs();
+    double remaining = out_.ledger.remaining();
+    Carried carried;
+    for (const Trial* t : CarryOrder(model)) {
+      // A running segment is reserved already: its trial needs the segments after it.
+      double from = t->phase == TrialPhase::kPaused || t->segments.empty()
+                        ? t->progress()
+                        : std::max(t->progress(), t->segments.back().until);
+      double cost = 0;
+      for (double r = from; r < rungs.max(); r = rungs.NextAfter(r)) {
+        cost += pricing_.Requested(t->index, r, rungs.NextAfter(r), 1, remaining);
+      }
+      if (!carried.trials.empty() && carried.outstanding + cost > remaining) break;
+      carried.trials.insert(t->index);
+      carried.outstanding += cost;
+    }
+    return carried;
+  }
+
+  // pbt and pb2, once the population exists: the carried trials go on first, lowest rung first so
+  // that they move together, each as NextStep decides; the others, best first, go on only where
+  // what their segment asks for leaves what the carried ones still need.
   void GoOnWithPopulation() {
     const SweepModel& model = in_.model;
-    std::vector<const Trial*> paused;
-    for (int64_t i = 0; i < model.trial_count(); ++i) {
-      if (model.trial(i).phase == TrialPhase::kPaused) paused.push_back(&model.trial(i));
-    }
-    std::stable_sort(paused.begin(), paused.end(),
-                     [](const Trial* a, const Trial* b) { return a->progress() < b->progress(); });
+    Carried carried = CarriedTrials();
+    std::vector<const Trial*> paused = CarryOrder(model);
+    std::erase_if(paused, [](const Trial* t) { return t->phase != TrialPhase::kPaused; });
+    std::stable_sort(paused.begin(), paused.end(), [&](const Trial* a, const Trial* b) {
+      bool a_carried = carried.trials.contains(a->index);
+      if (a_carried != carried.trials.contains(b->index)) return a_carried;
+      return a->progress() < b->progress();
+    });
     for (const Trial* t : paused) {
       if (Free() == 0 || Denied()) return;
       double from = t->progress();
@@ -87,7 +121,15 @@ class SlotFiller {
       const auto* exploit = std::get_if<event::TrialExploited>(&step);
       std::optional<int64_t> priced_by =
           exploit ? std::optional<int64_t>(exploit->donor) : std::nullopt;
-      Take(Launch(in_, out_.ledger, t->index, segment, from, until, Free(), priced_by), step);
+      double remaining = out_.ledger.remaining();
+      bool is_carried = carried.trials.contains(t->index);
+      double requested =
+          pricing_.Requested(priced_by.value_or(t->index), from, until, Free(), remaining);
+      if (!is_carried && remaining - requested < carried.outstanding) continue;
+      Admitted launch = Launch(in_, out_.ledger, t->index, segment, from, until, Free(), priced_by);
+      if (Take(std::move(launch), step) && is_carried) {
+        carried.outstanding -= remaining - out_.ledger.remaining();
+      }
     }
   }
 

@@ -27,15 +27,17 @@ struct Ranked {
   int64_t trial = -1;
 };
 
+double Score(const SweepModel& model, double value) {
+  double score = model.spec().goal == Goal::kMaximize ? value : -value;
+  return std::isnan(score) ? -std::numeric_limits<double>::infinity() : score;
+}
+
 std::vector<Ranked> RankAt(const SweepModel& model, double resource) {
   std::vector<Ranked> ranked;
   for (int64_t i = 0; i < model.trial_count(); ++i) {
     const std::map<double, double>& values = model.trial(i).rung_values;
     auto v = values.find(resource);
-    if (v == values.end()) continue;
-    double score = model.spec().goal == Goal::kMaximize ? v->second : -v->second;
-    if (std::isnan(score)) score = -std::numeric_limits<double>::infinity();
-    ranked.push_back({score, i});
+    if (v != values.end()) ranked.push_back({Score(model, v->second), i});
   }
   std::stable_sort(ranked.begin(), ranked.end(),
                    [](const Ranked& a, const Ranked& b) { return a.score > b.score; });
@@ -89,6 +91,24 @@ std::string Changes(const Config& before, const Config& after) {
 }
 
 }  // namespace
+
+std::vector<const Trial*> CarryOrder(const SweepModel& model) {
+  std::vector<const Trial*> order;
+  for (int64_t i = 0; i < model.trial_count(); ++i) {
+    const Trial& t = model.trial(i);
+    bool live = t.phase == TrialPhase::kRunning || t.phase == TrialPhase::kPaused;
+    if (live && t.progress() < model.rungs().max()) order.push_back(&t);
+  }
+  auto score = [&](const Trial* t) {
+    return t->rung_values.empty() ? -std::numeric_limits<double>::infinity()
+                                  : Score(model, t->rung_values.rbegin()->second);
+  };
+  std::stable_sort(order.begin(), order.end(), [&](const Trial* a, const Trial* b) {
+    if (a->progress() != b->progress()) return a->progress() > b->progress();
+    return score(a) > score(b);
+  });
+  return order;
+}
 
 Config Perturb(const SweepSpec& spec, const Config& params, Random& random) {
   Config out = params;

@@ -11,6 +11,7 @@
 // it goes on as it was.
 
 #include <cstdint>
+#include <vector>
 
 #include "operator/core/event.h"
 #include "operator/core/random.h"
@@ -21,6 +22,11 @@ namespace bsw {
 
 // The share of the values at a rung that counts as its top, and as its bottom.
 inline constexpr double kPopulationQuantile = 0.25;
+
+// The running and paused trials short of the full resource in the order the budget carries them
+// there when it cannot carry all: the most advanced first, the best value at their rung first among
+// equals (a NaN last), then the lowest index.
+std::vector<const Trial*> CarryOrder(const SweepModel& model);
 
 // How paused trial `t` goes on from the rung it paused at: TrialExploited when it is in the
 // bottom quantile there and a top trial's checkpoint at that rung exists, else TrialPromoted

@@ -188,21 +188,39 @@ TEST(Perturb, ChangesOnlyMutableValuesAndKeepsThemInBounds) {
   EXPECT_TRUE(lr_changed);
 }
 
-// A population of four that reached rung 0 (epoch 1) with the given values, each paused there.
+// A population that reached rung 0 (epoch 1) with the given values, each paused there after 10 s,
+// under a budget of `gpu_hours`.
 struct PausedPopulation {
   testing::PlannerHarness h;
+  double spent = 0;  // device-seconds, all of them charged
 
-  PausedPopulation(const char* algorithm, std::vector<double> values)
-      : h(ParseSweep(PopulationJson(algorithm, static_cast<int>(values.size()))).value()) {
+  PausedPopulation(const char* algorithm, std::vector<double> values, double gpu_hours = 1)
+      : h(ParseSweep(
+              WithBudget(PopulationJson(algorithm, static_cast<int>(values.size())), gpu_hours))
+              .value()) {
     h.PassAndCarry();  // creates and launches the population
+    h.Advance(10);
     for (size_t i = 0; i < values.size(); ++i) {
       h.Report(static_cast<int64_t>(i), 1, values[i]);
       h.Exit(static_cast<int64_t>(i));
     }
-    h.Advance(10);
-    h.PassAndCarry();  // records the values and the ends: all paused
+    spent = h.PassAndCarry().held_device_seconds;  // records the values and the ends: all paused
+  }
+
+  static json WithBudget(json j, double gpu_hours) {
+    j["spec"]["budget"]["gpuHours"] = gpu_hours;
+    return j;
   }
 };
+
+// The trials that `plan` launched a segment of.
+std::vector<int64_t> Launched(const Plan& plan) {
+  std::vector<int64_t> out;
+  for (const Event& e : plan.events) {
+    if (const auto* l = std::get_if<event::SegmentLaunched>(&e)) out.push_back(l->trial);
+  }
+  return out;
+}
 
 TEST(NextStep, TheBottomQuantileGoesOnFromATopTrialsCheckpointTheRestAsTheyWere) {
   PausedPopulation p("pbt", {0.9, 0.8, 0.5, 0.2});
@@ -359,6 +377,38 @@ TEST(PopulationPlanner, CreatesTheWholePopulationBeforeAnyTrialGoesOn) {
   // The two free slots go to the rest of the population, not to the paused trials.
   EXPECT_EQ(h.model().trial_count(), 4);
   EXPECT_EQ(h.model().count(TrialPhase::kPaused), 2);
+}
+
+// Once the budget left cannot carry the whole population to the full resource, it carries the
+// most advanced trials, best first, that it can: they go on, and the others only with what
+// carrying those leaves over.
+TEST(PopulationPlanner, OnceTheBudgetCannotCarryThePopulationItCarriesTheBestTrials) {
+  // With the budget ample, every trial goes on, each segment asking for the same.
+  PausedPopulation ample("pbt", {0.9, 0.8, 0.5, 0.2});
+  Plan plan = ample.h.PassAndCarry();
+  ASSERT_EQ(Launched(plan).size(), 4u);
+  double segment = (plan.held_device_seconds - ample.spent) / 4;
+  ASSERT_GT(segment, 0);
+  // What a population of `n` spent to epoch 1, and `left` device-seconds more.
+  auto hours = [&](double n, double left) { return (ample.spent / 4 * n + left) / 3600; };
+
+  // Left: two trials' two segments each to epoch 3, and half a segment.
+  PausedPopulation tight("pbt", {0.5, 0.9, 0.2, 0.8}, hours(4, 4.5 * segment));
+  plan = tight.h.PassAndCarry();
+  EXPECT_THAT(Launched(plan), ::testing::UnorderedElementsAre(1, 3));
+  EXPECT_EQ(testing::CountEvents<event::TrialExploited>(plan), 0) << "the bottom trial waits";
+  EXPECT_EQ(tight.h.model().count(TrialPhase::kPaused), 2);
+
+  // Left: the same and a segment and a half: the best of the others goes on too.
+  PausedPopulation slack("pbt", {0.5, 0.9, 0.2, 0.8}, hours(4, 5.5 * segment));
+  plan = slack.h.PassAndCarry();
+  EXPECT_THAT(Launched(plan), ::testing::UnorderedElementsAre(1, 3, 0));
+
+  // Left: not even one trial's way to the end: the best goes as far as it can.
+  PausedPopulation short_of_one("pbt", {0.5, 0.9}, hours(2, 1.5 * segment));
+  plan = short_of_one.h.PassAndCarry();
+  EXPECT_THAT(Launched(plan), ::testing::ElementsAre(1));
+  EXPECT_THAT(short_of_one.h.apply_failures(), ::testing::IsEmpty());
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -269,6 +270,7 @@ int Run(const RunOptions& opts) {
   sigaction(SIGTERM, &sa, nullptr);
 
   double backoff = opts.poll_seconds;
+  bool passed_again = false;
   // Runs until the sweep is finished and every segment it started has ended.
   while (!g_interrupted) {
     StatusOr<Plan> plan = controller.Pass();
@@ -292,6 +294,13 @@ int Run(const RunOptions& opts) {
         break;
       }
     }
+    // A pass that recorded a segment's end left its trial paused (or done) only once journaled:
+    // the next pass may resume it, so it comes at once rather than after the poll (once in a row).
+    passed_again =
+        !passed_again && std::any_of(plan->events.begin(), plan->events.end(), [](const Event& e) {
+          return std::holds_alternative<event::SegmentEnded>(e);
+        });
+    if (passed_again) continue;
     // Until the next poll, or less when a child exits: a segment's supervisor exits as soon as
     // its trainer has, so the next pass refills the slot at once. Ctrl-C also ends the wait.
     local::WaitForSignal(child_exits, opts.poll_seconds);

@@ -5,19 +5,14 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/trainer/scratch_dir.h"
 #include "trainer-image/idx.h"
 #include "trainer-image/image.h"
 
 namespace bsw::trainer {
 namespace {
 
-std::filesystem::path TempDir(const std::string& name) {
-  std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                              ("bsw_trainer_" + name + "_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
+using testing::ScratchDir;
 
 void WriteGzip(const std::filesystem::path& path, const std::vector<uint8_t>& bytes) {
   gzFile file = gzopen(path.c_str(), "wb");
@@ -38,7 +33,7 @@ std::vector<uint8_t> IdxLabels(uint8_t count) {
 }
 
 TEST(Idx, ReadsGzipImagesAndLabels) {
-  const auto dir = TempDir("idx_ok");
+  const auto dir = ScratchDir("idx_ok");
   WriteGzip(dir / "i.gz", IdxImages(3, 2, 2));
   WriteGzip(dir / "l.gz", IdxLabels(3));
   StatusOr<LabeledImages> data = ReadIdxPair(dir / "i.gz", dir / "l.gz");
@@ -50,7 +45,7 @@ TEST(Idx, ReadsGzipImagesAndLabels) {
 }
 
 TEST(Idx, TruncatedFileIsCorruptAndNamed) {
-  const auto dir = TempDir("idx_truncated");
+  const auto dir = ScratchDir("idx_truncated");
   std::vector<uint8_t> images = IdxImages(3, 2, 2);
   images.pop_back();
   WriteGzip(dir / "i.gz", images);
@@ -62,7 +57,7 @@ TEST(Idx, TruncatedFileIsCorruptAndNamed) {
 }
 
 TEST(Idx, MismatchedCountsAndMissingFilesAreReported) {
-  const auto dir = TempDir("idx_mismatch");
+  const auto dir = ScratchDir("idx_mismatch");
   WriteGzip(dir / "i.gz", IdxImages(3, 2, 2));
   WriteGzip(dir / "l.gz", IdxLabels(4));
   EXPECT_FALSE(ReadIdxPair(dir / "i.gz", dir / "l.gz").ok());

@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "tests/trainer/scratch_dir.h"
+
 namespace bsw::trainer::testing {
 namespace {
 
@@ -80,13 +82,7 @@ ProcessResult RunTrainer(const std::vector<std::string>& args,
   return TrainerProcess(args, env).Wait();
 }
 
-std::string FreshDir(const std::string& name) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("bsw_trainer_" + name + "_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir.string();
-}
+std::string FreshDir(const std::string& name) { return ScratchDir(name).string(); }
 
 std::vector<std::string> SmallRunFlags() {
   return {"--train-limit=512", "--validation-size=256", "--eval-limit=256",   "--batch-size=64",

@@ -39,7 +39,7 @@ class TrainerProcess {
 ProcessResult RunTrainer(const std::vector<std::string>& args,
                          const std::vector<std::string>& env = {});
 
-// A fresh, empty directory under the system temp directory.
+// ScratchDir as a string: a fresh, empty directory, removed when the test binary exits.
 std::string FreshDir(const std::string& name);
 
 // Flags for a run that takes about a second per epoch on one thread.

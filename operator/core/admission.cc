@@ -75,14 +75,14 @@ class SlotFiller {
     double outstanding = 0;
   };
 
-  // Every trial while the budget left can carry the whole population to the full resource;
-  // once it cannot, the longest prefix of CarryOrder that it can, and at least its first trial.
-  Carried CarriedTrials() const {
+  // Every trial of `order` (CarryOrder) while the budget left can carry them all to the full
+  // resource; once it cannot, the longest prefix of `order` that it can, and at least its first.
+  Carried CarriedTrials(const std::vector<const Trial*>& order) const {
     const SweepModel& model = in_.model;
     const Rungs& rungs = model.rungs();
     double remaining = out_.ledger.remaining();
     Carried carried;
-    for (const Trial* t : CarryOrder(model)) {
+    for (const Trial* t : order) {
       // A running segment is reserved already: its trial needs the segments after it.
       double from = t->phase == TrialPhase::kPaused || t->segments.empty()
                         ? t->progress()
@@ -103,8 +103,8 @@ class SlotFiller {
   // what their segment asks for leaves what the carried ones still need.
   void GoOnWithPopulation() {
     const SweepModel& model = in_.model;
-    Carried carried = CarriedTrials();
     std::vector<const Trial*> paused = CarryOrder(model);
+    Carried carried = CarriedTrials(paused);
     std::erase_if(paused, [](const Trial* t) { return t->phase != TrialPhase::kPaused; });
     std::stable_sort(paused.begin(), paused.end(), [&](const Trial* a, const Trial* b) {
       bool a_carried = carried.trials.contains(a->index);
@@ -116,16 +116,15 @@ class SlotFiller {
       double from = t->progress();
       double until = model.rungs().NextAfter(from);
       int segment = t->segments.back().number + 1;
-      Event step = NextStep(model, *t, in_.now);
       // An exploit brings the donor's parameters, and with them its cost.
-      const auto* exploit = std::get_if<event::TrialExploited>(&step);
-      std::optional<int64_t> priced_by =
-          exploit ? std::optional<int64_t>(exploit->donor) : std::nullopt;
+      std::optional<int64_t> priced_by = ExploitDonor(model, *t);
       double remaining = out_.ledger.remaining();
       bool is_carried = carried.trials.contains(t->index);
       double requested =
           pricing_.Requested(priced_by.value_or(t->index), from, until, Free(), remaining);
       if (!is_carried && remaining - requested < carried.outstanding) continue;
+      // Decided only for a trial that goes on: PB2's explore fits a Gaussian process.
+      Event step = NextStep(model, *t, in_.now);
       Admitted launch = Launch(in_, out_.ledger, t->index, segment, from, until, Free(), priced_by);
       if (Take(std::move(launch), step) && is_carried) {
         carried.outstanding -= remaining - out_.ledger.remaining();

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -90,6 +91,42 @@ std::string Changes(const Config& before, const Config& after) {
   return out.empty() ? "no parameter changed" : out;
 }
 
+// NextStep's exploit, short of its explore: the donor, the quantile it was drawn from, and the
+// random stream the explore goes on with.
+struct ExploitChoice {
+  int64_t donor = -1;
+  int64_t quantile = 0;
+  int64_t ranked = 0;
+  Random random;
+};
+
+std::optional<ExploitChoice> ChooseExploit(const SweepModel& model, const Trial& t) {
+  double resource = t.progress();
+  // Exploited here already, and not launched since (a pass that ended between the two): the
+  // exploit stands, and the trial goes on with what it brought.
+  if (!t.lineage.empty() && t.lineage.back().resource == resource) return std::nullopt;
+  std::vector<Ranked> ranked = RankAt(model, resource);
+  auto n = static_cast<int64_t>(ranked.size());
+  auto quantile =
+      std::min<int64_t>(static_cast<int64_t>(std::ceil(n * kPopulationQuantile)), n / 2);
+  auto position = std::find_if(ranked.begin(), ranked.end(),
+                               [&](const Ranked& r) { return r.trial == t.index; }) -
+                  ranked.begin();
+  if (quantile == 0 || position < n - quantile) return std::nullopt;
+  std::vector<int64_t> donors;
+  for (int64_t i = 0; i < quantile; ++i) {
+    const Trial& top = model.trial(ranked[static_cast<size_t>(i)].trial);
+    if (top.index != t.index && CheckpointedAt(top, resource)) donors.push_back(top.index);
+  }
+  if (donors.empty()) return std::nullopt;
+  int rung = model.rungs().IndexOf(resource);
+  Random random(
+      MixSeed(MixSeed(model.spec().seed ^ kPopulationStream, static_cast<uint64_t>(t.index)),
+              static_cast<uint64_t>(rung)));
+  int64_t donor = donors[random.Next() % donors.size()];
+  return ExploitChoice{donor, quantile, n, random};
+}
+
 }  // namespace
 
 std::vector<const Trial*> CarryOrder(const SweepModel& model) {
@@ -121,39 +158,25 @@ Config Perturb(const SweepSpec& spec, const Config& params, Random& random) {
   return out;
 }
 
+std::optional<int64_t> ExploitDonor(const SweepModel& model, const Trial& t) {
+  std::optional<ExploitChoice> exploit = ChooseExploit(model, t);
+  return exploit ? std::optional<int64_t>(exploit->donor) : std::nullopt;
+}
+
 Event NextStep(const SweepModel& model, const Trial& t, double now) {
-  const Rungs& rungs = model.rungs();
   double resource = t.progress();
-  int rung = rungs.IndexOf(resource);
-  event::TrialPromoted go_on{.at = now, .trial = t.index, .rung = rung};
-  // Exploited here already, and not launched since (a pass that ended between the two): the
-  // exploit stands, and the trial goes on with what it brought.
-  if (!t.lineage.empty() && t.lineage.back().resource == resource) return go_on;
-  std::vector<Ranked> ranked = RankAt(model, resource);
-  auto n = static_cast<int64_t>(ranked.size());
-  auto quantile =
-      std::min<int64_t>(static_cast<int64_t>(std::ceil(n * kPopulationQuantile)), n / 2);
-  auto position = std::find_if(ranked.begin(), ranked.end(),
-                               [&](const Ranked& r) { return r.trial == t.index; }) -
-                  ranked.begin();
-  if (quantile == 0 || position < n - quantile) return go_on;
-  std::vector<int64_t> donors;
-  for (int64_t i = 0; i < quantile; ++i) {
-    const Trial& top = model.trial(ranked[static_cast<size_t>(i)].trial);
-    if (top.index != t.index && CheckpointedAt(top, resource)) donors.push_back(top.index);
-  }
-  if (donors.empty()) return go_on;
-  Random random(
-      MixSeed(MixSeed(model.spec().seed ^ kPopulationStream, static_cast<uint64_t>(t.index)),
-              static_cast<uint64_t>(rung)));
-  const Trial& donor = model.trial(donors[random.Next() % donors.size()]);
+  int rung = model.rungs().IndexOf(resource);
+  std::optional<ExploitChoice> exploit = ChooseExploit(model, t);
+  if (!exploit) return event::TrialPromoted{.at = now, .trial = t.index, .rung = rung};
+  const Trial& donor = model.trial(exploit->donor);
   event::TrialExploited e{.at = now, .trial = t.index, .rung = rung, .donor = donor.index};
   e.params = model.spec().algorithm == Algorithm::kPb2
-                 ? Pb2Explore(model, donor.params, rung, random)
-                 : Perturb(model.spec(), donor.params, random);
-  e.message = "in the bottom " + std::to_string(quantile) + " of " + std::to_string(n) + " at " +
-              model.spec().resource_unit + " " + Number(resource) + " (value " +
-              Number(t.rung_values.at(resource)) + "): goes on from " + donor.name + " (value " +
+                 ? Pb2Explore(model, donor.params, rung, exploit->random)
+                 : Perturb(model.spec(), donor.params, exploit->random);
+  e.message = "in the bottom " + std::to_string(exploit->quantile) + " of " +
+              std::to_string(exploit->ranked) + " at " + model.spec().resource_unit + " " +
+              Number(resource) + " (value " + Number(t.rung_values.at(resource)) +
+              "): goes on from " + donor.name + " (value " +
               Number(donor.rung_values.at(resource)) + "); " + Changes(t.params, e.params);
   return e;
 }

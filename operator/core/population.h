@@ -11,6 +11,7 @@
 // it goes on as it was.
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "operator/core/event.h"
@@ -33,6 +34,10 @@ std::vector<const Trial*> CarryOrder(const SweepModel& model);
 // (also when it was exploited there already: a step is never decided twice). Deterministic: the
 // same model and seed give the same step.
 Event NextStep(const SweepModel& model, const Trial& t, double now);
+
+// The trial that paused trial `t` would go on from if NextStep exploits it (its donor, whose
+// parameters price the next segment), without the explore step that NextStep then takes.
+std::optional<int64_t> ExploitDonor(const SweepModel& model, const Trial& t);
 
 // PBT's explore: `params` with each mutable parameter resampled from its range (probability
 // 1/4) or moved: a real or int value times 0.8 or 1.2 within its bounds, a choice to a

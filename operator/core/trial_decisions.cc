@@ -127,6 +127,15 @@ SegmentEnd EndOf(const SweepModel& model, const Trial& t, const SegmentRecord& s
     }
     return {};
   }
+  // Stopped at its deadline after it reported the objective at `until` and exited cleanly (exit 0
+  // after a reported `until` means its checkpoint there was written): its work was done, and only
+  // the trainer's exit after its last value (checkpoint, snapshot, linger), which a reservation
+  // does not price, ran into the grace period. It ends as if it had exited first; its charge is
+  // what it ran, as for any end.
+  if (st.reason == Reason::kDeadlineExceeded && st.exit_code == kExitOk && !t.stop_requested &&
+      t.rung_values.contains(seg.until)) {
+    return {};
+  }
   if (st.exit_code && *st.exit_code == kExitDiverged) {
     return {Reason::kDiverged, "the trainer reported a non-finite loss (exit code " +
                                    std::to_string(kExitDiverged) + ")"};

@@ -41,18 +41,34 @@ comp_pid() {
   echo "$pid"
 }
 
-# stop_comp <component>: SIGTERM, then SIGKILL after a grace period; removes the pid file.
+# exited <pid>: the process is gone or a zombie, so it holds no port or file any more.
+exited() {
+  local state
+  kill -0 "$1" 2>/dev/null || return 0
+  state=$(awk '/^State:/ {print $2}' "/proc/$1/status" 2>/dev/null) || return 0
+  [ -z "$state" ] || [ "$state" = Z ]
+}
+
+# wait_exited <pid> <tenths of a second>: whether the process exited within that time.
+wait_exited() {
+  local i
+  for i in $(seq 1 "$2"); do exited "$1" && return 0; sleep 0.1; done
+  exited "$1"
+}
+
+# stop_comp <component>: SIGTERM, then SIGKILL after a grace period; returns once the process has
+# exited, so that its ports are free for a restart (a killed process can take seconds to exit on
+# a loaded machine); removes the pid file.
 stop_comp() {
-  local c=$1 pid i
+  local c=$1 pid
   pid=$(comp_pid "$c")
   if [ -n "$pid" ]; then
     say "stopping $c (pid $pid)"
     kill -TERM "$pid" 2>/dev/null || true
-    for i in $(seq 1 200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    if kill -0 "$pid" 2>/dev/null; then
+    if ! wait_exited "$pid" 200; then
       say "$c did not exit within 20s of SIGTERM; SIGKILL"
       kill -KILL "$pid" 2>/dev/null || true
-      for i in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+      wait_exited "$pid" 600 || fail "$c (pid $pid) still runs 60s after SIGKILL"
     fi
   fi
   rm -f "$RUN/$c.pid"

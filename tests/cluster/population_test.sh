@@ -49,7 +49,8 @@ node_claim checkpoints "$VOLUME" | k apply -f - >/dev/null
 # 4 s an epoch: a segment's reservation is 1.25 times its measured run plus the grace period, and
 # the trainer's checkpoint and exit after its last value are not priced (the pod's start is), so
 # with 2 s epochs a pod that started a second late on a loaded node was stopped at its deadline
-# before it exited (a CI run where every segment ended so, and no trial reached epoch 9).
+# before it exited (a CI run where every segment ended so, and no trial reached epoch 9). Such a
+# segment now ends as planned if its trainer exits 0 in the grace period, but not if it is killed.
 BUDGET=0.1
 CURVE_CHECKPOINTS='persistentVolumeClaim: {claimName: checkpoints}' curve_sweep pop "  budget: {gpuHours: $BUDGET}
   scheduler: {algorithm: pbt, mode: pause, perturbationInterval: 3, seed: 4}

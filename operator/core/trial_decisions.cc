@@ -118,9 +118,9 @@ Admitted ReconcileTrial(const PlanInput& in, const Trial& t, const Ledger& ledge
 
 SegmentEnd EndOf(const SweepModel& model, const Trial& t, const SegmentRecord& seg,
                  const SegmentStatus& st) {
+  const bool reported = t.rung_values.contains(seg.until);
   if (st.state == SegmentState::kSucceeded) {
-    bool reported = t.rung_values.contains(seg.until) || seg.until >= model.rungs().max();
-    if (!reported && !t.stop_requested) {
+    if (!reported && seg.until < model.rungs().max() && !t.stop_requested) {
       return {Reason::kMetricsMissing, "exited at " + model.spec().resource_unit +
                                            Figures(" %g", seg.until) +
                                            " without reporting the objective there"};
@@ -132,8 +132,8 @@ SegmentEnd EndOf(const SweepModel& model, const Trial& t, const SegmentRecord& s
   // the trainer's exit after its last value (checkpoint, snapshot, linger), which a reservation
   // does not price, ran into the grace period. It ends as if it had exited first; its charge is
   // what it ran, as for any end.
-  if (st.reason == Reason::kDeadlineExceeded && st.exit_code == kExitOk && !t.stop_requested &&
-      t.rung_values.contains(seg.until)) {
+  if (st.reason == Reason::kDeadlineExceeded && st.exit_code == kExitOk && reported &&
+      !t.stop_requested) {
     return {};
   }
   if (st.exit_code && *st.exit_code == kExitDiverged) {

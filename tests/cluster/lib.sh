@@ -41,11 +41,11 @@ comp_pid() {
   echo "$pid"
 }
 
-# exited <pid>: the process is gone or a zombie, so it holds no port or file any more.
+# exited <pid>: the process is gone (no /proc entry) or a zombie, so it holds no port or file any
+# more.
 exited() {
   local state
-  kill -0 "$1" 2>/dev/null || return 0
-  state=$(awk '/^State:/ {print $2}' "/proc/$1/status" 2>/dev/null) || return 0
+  state=$(awk '/^State:/ {print $2}' "/proc/$1/status" 2>/dev/null) || true
   [ -z "$state" ] || [ "$state" = Z ]
 }
 

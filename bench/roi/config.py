@@ -80,7 +80,7 @@ TASKS = {
         "mutable": ["lr", "weight-decay"],
         "sizes": {
             # Sized so that the grid and 9 contenders x 5 seeds run in about 65 minutes on two
-            # idle cores (README, "Sizing").
+            # idle cores; the published runs took 87 and 101 (README, "Sizing").
             "full": {
                 "train_limit": 2000,
                 "eval_limit": 1000,

@@ -29,6 +29,7 @@ import platform
 import statistics
 
 import config
+import reach
 import verdicts
 
 LABELS = {
@@ -351,6 +352,9 @@ def main():
         "targets": verdicts.compute(contenders, grid_hours, args.state_filesystem),
         "contenders": contenders,
     }
+    if "best_algorithm_half_of_random_and_no_more_than_optuna" in results["targets"]:
+        results["reach"] = reach.model(contenders, target,
+                                       s["budget_fraction"] * grid["device_seconds"], epochs)
     with open(args.out + ".json", "w") as f:
         json.dump(results, f, indent=1)
     plot(results, target, grid_hours, args.out + ".png")
@@ -440,9 +444,13 @@ def reading(r):
             "drivers start trainers until the cap and stop them there, mid-epoch, so their slots "
             "stay busy to the end and they spend up to the whole budget. Launch latency isolates "
             "the tools' own reaction time.")
-    walls = sum(run["wall_seconds"] for c in cs.values() for run in c["runs"])
-    out.append(f"- The contenders' runs took {walls / 60:.0f} minutes of wall time in all.")
+    out.append(f"- The contenders' runs took {wall_minutes(r):.0f} minutes of wall time in all.")
     return out
+
+
+def wall_minutes(r):
+    """The wall time of every run, the grid's included, in minutes."""
+    return sum(run["wall_seconds"] for c in r["contenders"].values() for run in c["runs"]) / 60
 
 
 def overview(r, png, level):
@@ -541,7 +549,14 @@ def markdown(r, notes, png):
         "",
         "## Reading it",
         "",
-    ] + reading(r) + [
+    ] + reading(r) + ([
+        "",
+        "## What the best-algorithm target needs",
+        "",
+    ] + reach.markdown(r["reach"], t["budget_device_hours"],
+                       r["contenders"]["grid"]["runs"][0]["wall_seconds"] / 60,
+                       wall_minutes(r) - r["contenders"]["grid"]["runs"][0]["wall_seconds"] / 60)
+        if r.get("reach") else []) + [
         "",
         "## Definitions",
         "",

@@ -7,7 +7,7 @@
 # (bench/roi/README.md).
 #   ROI_STATE_ROOT=/dev/shm/bsw-roi bench/roi/run.sh     the published easy run (17 minutes)
 #   ROI_TASK=hard ROI_STATE_ROOT=/dev/shm/bsw-roi-hard bench/roi/run.sh
-#                                                    the published hard run (87 minutes)
+#                                                    the published hard run (101 minutes)
 #   ROI_SIZE=tiny [ROI_TASK=hard] bench/roi/run.sh   a few-minute try of the whole pipeline
 # Environment: BUILD_DIR (default build), ROI_VENV (default ~/.cache/budgetsweep/venv-roi),
 # ROI_WORK (raw runs, default /tmp/bsw-roi-SIZE for easy, /tmp/bsw-roi-hard-SIZE for hard),

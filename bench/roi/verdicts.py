@@ -1,7 +1,8 @@
 """The ROI targets as verdicts computed from the analysed runs (report.py), never typed in.
 
-A verdict compares contenders seed by seed: seed s of one contender against seed s of the other
-(each tool seeds its own sampler with s, so the pairing is a convention, not shared draws). It
+A verdict compares contenders seed by seed: seed s of one contender against seed s of the other.
+Each tool seeds its own sampler with s, so across tools the pairing is a convention; budgetsweep's
+own algorithms draw the same configurations as its random search for the same seed (reach.py). It
 holds only when its condition holds in at least SEED_SHARE of the seeds both contenders ran
 (4 of 5, 3 of 3); a contender that did not run leaves the verdict "not evaluated" (holds None).
 """

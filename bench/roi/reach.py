@@ -133,7 +133,7 @@ def markdown(m, budget_hours, grid_minutes, contenders_minutes):
         "Hyperband do; TPE does until it has values) and screens them better: it judges each "
         "draw for a fixed cost without ever misjudging it, and trains the first that reaches "
         "the target to the full resource while its other slot stays busy. A cell is the share of "
-        f"{m['trials']} simulated seeds in which that algorithm reaches the target within the "
+        f"{m['trials']:,} simulated seeds in which that algorithm reaches the target within the "
         "budget with at most half of random's device-hours, then the chance that a run of "
         f"{m['seeds']} seeds meets the target ({m['seeds_needed']} of them).",
         "",

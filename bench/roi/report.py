@@ -444,13 +444,14 @@ def reading(r):
             "drivers start trainers until the cap and stop them there, mid-epoch, so their slots "
             "stay busy to the end and they spend up to the whole budget. Launch latency isolates "
             "the tools' own reaction time.")
-    out.append(f"- The contenders' runs took {wall_minutes(r):.0f} minutes of wall time in all.")
+    out.append(f"- The runs, the grid's included, took {wall_minutes(r, cs):.0f} minutes of wall "
+               "time in all.")
     return out
 
 
-def wall_minutes(r):
-    """The wall time of every run, the grid's included, in minutes."""
-    return sum(run["wall_seconds"] for c in r["contenders"].values() for run in c["runs"]) / 60
+def wall_minutes(r, keys):
+    """The wall time of the runs of the contenders `keys`, in minutes."""
+    return sum(run["wall_seconds"] for key in keys for run in r["contenders"][key]["runs"]) / 60
 
 
 def overview(r, png, level):
@@ -553,9 +554,8 @@ def markdown(r, notes, png):
         "",
         "## What the best-algorithm target needs",
         "",
-    ] + reach.markdown(r["reach"], t["budget_device_hours"],
-                       r["contenders"]["grid"]["runs"][0]["wall_seconds"] / 60,
-                       wall_minutes(r) - r["contenders"]["grid"]["runs"][0]["wall_seconds"] / 60)
+    ] + reach.markdown(r["reach"], t["budget_device_hours"], wall_minutes(r, ["grid"]),
+                       wall_minutes(r, config.task()["contenders"]))
         if r.get("reach") else []) + [
         "",
         "## Definitions",

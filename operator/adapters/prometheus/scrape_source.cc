@@ -4,19 +4,25 @@
 
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <exception>
 #include <optional>
 #include <system_error>
+
+#include "operator/adapters/prometheus/bounded_body.h"
 
 namespace bsw::prom {
 namespace {
 
 constexpr char kPrefix[] = "budgetsweep_trainer_";
 
+// A finite number, or nothing: a resource of NaN or ±Inf would match every rung or none.
 std::optional<double> ParseResource(const std::string& text) {
   double value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) {
+    return std::nullopt;
+  }
   return value;
 }
 
@@ -41,11 +47,15 @@ StatusOr<TrialMetrics> TrialMetricsFromSamples(const std::vector<Sample>& sample
       auto metric = sample.labels.find("metric");
       if (metric == sample.labels.end() || metric->second != objective_metric) continue;
       auto resource_label = sample.labels.find("resource");
-      std::optional<double> resource;
-      if (resource_label != sample.labels.end()) resource = ParseResource(resource_label->second);
+      if (resource_label == sample.labels.end()) {
+        return InvalidArgumentError("budgetsweep_trainer_objective{metric=\"" + objective_metric +
+                                    "\"} has no resource label");
+      }
+      std::optional<double> resource = ParseResource(resource_label->second);
       if (!resource) {
         return InvalidArgumentError("budgetsweep_trainer_objective{metric=\"" + objective_metric +
-                                    "\"} has no numeric resource label");
+                                    "\"} has resource=\"" + Excerpt(resource_label->second) +
+                                    "\", not a finite number");
       }
       metrics.objective_by_resource[*resource] = sample.value;
     } else if (name == "resource_completed") {
@@ -82,25 +92,50 @@ StatusOr<TrialMetrics> ScrapeMetricSource::Read(const std::string& sweep,
   std::string origin = url.substr(0, path_start);
   std::string path = path_start == std::string::npos ? "/metrics" : url.substr(path_start);
 
+  auto scraping = [&url](const Status& status) {
+    return Status(status.code(), "scraping " + url + ": " + status.message());
+  };
   try {
     httplib::Client client(origin);
     auto timeout = std::chrono::duration<double>(timeout_seconds_);
     client.set_connection_timeout(timeout);
     client.set_read_timeout(timeout);
-    httplib::Result result = client.Get(path);
+    client.set_decompress(false);  // BoundedBody decompresses, within its caps
+    int http_status = 0;
+    std::optional<BoundedBody> body;
+    Status refused;  // why the body was refused part-way
+    httplib::Result result = client.Get(
+        path, httplib::Headers{{"Accept-Encoding", "gzip"}},
+        [&](const httplib::Response& response) {
+          http_status = response.status;
+          if (http_status != 200) return false;
+          StatusOr<BoundedBody> opened =
+              BoundedBody::ForEncoding(response.get_header_value("Content-Encoding"));
+          if (!opened.ok()) {
+            refused = opened.status();
+            return false;
+          }
+          body.emplace(std::move(opened).value());
+          return true;
+        },
+        [&](const char* data, size_t size) {
+          refused = body->Append(data, size);
+          return refused.ok();
+        });
+    if (!refused.ok()) return scraping(refused);
+    if (http_status != 0 && http_status != 200) {
+      return scraping(UnavailableError("HTTP " + std::to_string(http_status)));
+    }
     if (!result) {
-      return UnavailableError("scraping " + url + ": " + httplib::to_string(result.error()));
+      return scraping(UnavailableError(httplib::to_string(result.error())));
     }
-    if (result->status != 200) {
-      return UnavailableError("scraping " + url + ": HTTP " + std::to_string(result->status));
-    }
-    StatusOr<std::vector<Sample>> samples = ParseTextFormat(result->body);
-    if (!samples.ok()) {
-      return InvalidArgumentError("scraping " + url + ": " + samples.status().message());
-    }
+    StatusOr<std::string> text = std::move(*body).Finish();
+    if (!text.ok()) return scraping(text.status());
+    StatusOr<std::vector<Sample>> samples = ParseTextFormat(*text);
+    if (!samples.ok()) return scraping(samples.status());
     return TrialMetricsFromSamples(*samples, sweep, segment.trial, objective_metric);
   } catch (const std::exception& e) {
-    return InternalError("scraping " + url + ": " + e.what());
+    return scraping(InternalError(e.what()));
   }
 }
 

@@ -17,21 +17,25 @@ namespace bsw::prom {
 //   (a divergence is read from the trainer's exit code, not from budgetsweep_trainer_diverged)
 // Samples whose `sweep` or `trial` label names another sweep or trial are ignored, so that a
 // port reused by another trial is never read as this one. NaN objective values are kept.
-// Fails with InvalidArgument when a matching objective sample has a non-numeric resource label.
+// Fails with InvalidArgument when a matching objective sample has no resource label, or one that
+// is not a finite number (NaN, Inf, 1e400, text).
 [[nodiscard]] StatusOr<TrialMetrics> TrialMetricsFromSamples(const std::vector<Sample>& samples,
                                                              const std::string& sweep,
                                                              const std::string& trial,
                                                              const std::string& objective_metric);
 
 // Reads a segment's metrics by scraping its own endpoint (segment.metrics_url) over HTTP: the
-// embedded default, when no Prometheus server is configured.
+// embedded default, when no Prometheus server is configured. The body is read as it arrives,
+// plain or gzip, within the caps of bounded_body.h, and parsed within those of text_format.h.
 class ScrapeMetricSource final : public MetricSource {
  public:
   // `timeout_seconds` bounds the connect and the read of each scrape.
   explicit ScrapeMetricSource(double timeout_seconds = 2.0);
 
   // Unavailable: no metrics_url yet, endpoint unreachable or not answering 200.
-  // InvalidArgument: a malformed metrics_url or exposition (the message names the line).
+  // InvalidArgument: a malformed metrics_url or exposition (the message names the line), or an
+  // encoding other than gzip.
+  // ResourceExhausted: the body or the exposition is over a cap (the message names it).
   StatusOr<TrialMetrics> Read(const std::string& sweep, const SegmentStatus& segment,
                               const std::string& objective_metric) override;
 

@@ -1,6 +1,8 @@
 #include "operator/adapters/prometheus/text_format.h"
 
 #include <charconv>
+#include <cstdio>
+#include <map>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -117,7 +119,7 @@ std::string ParseMetadata(LineCursor& cursor) {
   cursor.SkipBlanks();
   if (type != "counter" && type != "gauge" && type != "histogram" && type != "summary" &&
       type != "untyped") {
-    return "unknown metric type '" + std::string(type) + "'";
+    return "unknown metric type '" + Excerpt(type) + "'";
   }
   if (!cursor.AtEnd()) return "unexpected text after the metric type";
   return "";
@@ -131,18 +133,20 @@ std::string ParseLabels(LineCursor& cursor, std::map<std::string, std::string>* 
     std::string label = cursor.ReadName(/*allow_colon=*/false);
     if (label.empty()) return "expected a label name or '}'";
     cursor.SkipBlanks();
-    if (!cursor.Consume('=')) return "expected '=' after label name '" + label + "'";
+    if (!cursor.Consume('=')) return "expected '=' after label name '" + Excerpt(label) + "'";
     cursor.SkipBlanks();
     std::string value;
     if (std::string error = cursor.ReadQuotedValue(&value); !error.empty()) {
-      return error + " (label '" + label + "')";
+      return error + " (label '" + Excerpt(label) + "')";
     }
     if (!labels->emplace(label, std::move(value)).second) {
-      return "duplicate label '" + label + "'";
+      return "duplicate label '" + Excerpt(label) + "'";
     }
     cursor.SkipBlanks();
     if (cursor.Consume('}')) return "";
-    if (!cursor.Consume(',')) return "expected ',' or '}' after the value of label '" + label + "'";
+    if (!cursor.Consume(',')) {
+      return "expected ',' or '}' after the value of label '" + Excerpt(label) + "'";
+    }
   }
 }
 
@@ -157,11 +161,11 @@ std::string ParseSample(LineCursor& cursor, Sample* sample) {
     cursor.SkipBlanks();
   }
   if (!blank_before_value || cursor.AtEnd()) {
-    return "expected a blank and a value after '" + sample->name + "'";
+    return "expected a blank and a value after '" + Excerpt(sample->name) + "'";
   }
   std::string_view value_token = cursor.ReadToken();
   std::optional<double> value = ParseValue(value_token);
-  if (!value) return "invalid sample value '" + std::string(value_token) + "'";
+  if (!value) return "invalid sample value '" + Excerpt(value_token) + "'";
   sample->value = *value;
   cursor.SkipBlanks();
   if (cursor.AtEnd()) return "";
@@ -170,7 +174,7 @@ std::string ParseSample(LineCursor& cursor, Sample* sample) {
   auto [end, ec] =
       std::from_chars(ts_token.data(), ts_token.data() + ts_token.size(), timestamp_ms);
   if (ec != std::errc() || end != ts_token.data() + ts_token.size()) {
-    return "invalid timestamp '" + std::string(ts_token) + "'";
+    return "invalid timestamp '" + Excerpt(ts_token) + "'";
   }
   sample->timestamp_ms = timestamp_ms;
   cursor.SkipBlanks();
@@ -182,12 +186,21 @@ std::string ParseSample(LineCursor& cursor, Sample* sample) {
 
 StatusOr<std::vector<Sample>> ParseTextFormat(std::string_view text) {
   std::vector<Sample> samples;
+  std::map<std::string, size_t> label_sets;  // by metric name
   int line_number = 0;
+  auto over_cap = [&](const std::string& what) {
+    return Status(StatusCode::kResourceExhausted,
+                  "metrics line " + std::to_string(line_number) + ": " + what);
+  };
   while (!text.empty()) {
     ++line_number;
     size_t newline = text.find('\n');
     std::string_view line = text.substr(0, newline);
     text.remove_prefix(newline == std::string_view::npos ? text.size() : newline + 1);
+    if (line.size() > kMaxLineBytes) {
+      return over_cap("longer than the cap of " + std::to_string(kMaxLineBytes) +
+                      " bytes on one line");
+    }
 
     LineCursor cursor(line);
     cursor.SkipBlanks();
@@ -198,13 +211,42 @@ StatusOr<std::vector<Sample>> ParseTextFormat(std::string_view text) {
     } else {
       Sample sample;
       error = ParseSample(cursor, &sample);
-      if (error.empty()) samples.push_back(std::move(sample));
+      if (error.empty()) {
+        if (samples.size() == kMaxSamples) {
+          return over_cap("more than the cap of " + std::to_string(kMaxSamples) + " samples");
+        }
+        if (sample.labels.size() > kMaxLabelsPerSample) {
+          return over_cap(std::to_string(sample.labels.size()) + " labels, over the cap of " +
+                          std::to_string(kMaxLabelsPerSample) + " labels per sample");
+        }
+        if (++label_sets[sample.name] > kMaxLabelSetsPerMetric) {
+          return over_cap("more than the cap of " + std::to_string(kMaxLabelSetsPerMetric) +
+                          " label sets of metric '" + Excerpt(sample.name) + "'");
+        }
+        samples.push_back(std::move(sample));
+      }
     }
     if (!error.empty()) {
       return InvalidArgumentError("metrics line " + std::to_string(line_number) + ": " + error);
     }
   }
   return samples;
+}
+
+std::string Excerpt(std::string_view text) {
+  constexpr size_t kMaxBytes = 40;
+  std::string out;
+  for (char c : text.substr(0, kMaxBytes)) {
+    if (c >= ' ' && c <= '~') {
+      out.push_back(c);
+      continue;
+    }
+    char escaped[5];
+    std::snprintf(escaped, sizeof(escaped), "\\x%02x", static_cast<unsigned char>(c));
+    out += escaped;
+  }
+  if (text.size() > kMaxBytes) out += "...";
+  return out;
 }
 
 }  // namespace bsw::prom

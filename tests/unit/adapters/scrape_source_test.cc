@@ -2,17 +2,24 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <netinet/in.h>
 #include <prometheus/exposer.h>
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <zlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
 #include <string>
+#include <thread>
+
+#include "operator/adapters/prometheus/bounded_body.h"
 
 namespace bsw::prom {
 namespace {
@@ -83,6 +90,21 @@ TEST(TrialMetricsFromSamples, RejectsObjectiveWithoutNumericResource) {
   EXPECT_EQ(metrics.status().code(), StatusCode::kInvalidArgument);
 }
 
+// Issue 40: resource="NaN" became every trial's rung-1 value.
+TEST(TrialMetricsFromSamples, RejectsANonFiniteResource) {
+  for (const std::string resource : {"NaN", "nan", "Inf", "+Inf", "-Inf", "inf", "1e400"}) {
+    StatusOr<TrialMetrics> metrics = TrialMetricsFromSamples(
+        Parse("budgetsweep_trainer_objective{metric=\"acc\",resource=\"1\"} 0.5\n"
+              "budgetsweep_trainer_objective{metric=\"acc\",resource=\"" +
+              resource + "\"} 0.9\n"),
+        "s", "t", "acc");
+    ASSERT_FALSE(metrics.ok()) << resource;
+    EXPECT_EQ(metrics.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(metrics.status().message(),
+                HasSubstr("resource=\"" + resource + "\", not a finite number"));
+  }
+}
+
 class ScrapeMetricSourceTest : public ::testing::Test {
  protected:
   // One exposer per process, never destroyed: civetweb takes about 2 s to shut down.
@@ -141,6 +163,228 @@ TEST_F(ScrapeMetricSourceTest, MissingPathIsUnavailable) {
   ASSERT_FALSE(metrics.ok());
   EXPECT_EQ(metrics.status().code(), StatusCode::kUnavailable);
   EXPECT_THAT(metrics.status().message(), HasSubstr("HTTP 404"));
+}
+
+// A trainer's metrics endpoint served by cpp-httplib on 127.0.0.1 (port 0).
+class LoopbackTrainer {
+ public:
+  LoopbackTrainer() {
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    serving_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::yield();
+  }
+  ~LoopbackTrainer() {
+    server_.stop();
+    serving_.join();
+  }
+
+  // Serves `body` at /metrics, gzip-compressed by the server, as the client accepts gzip.
+  void Serve(std::string body) {
+    server_.Get("/metrics",
+                [body = std::move(body)](const httplib::Request&, httplib::Response& response) {
+                  response.set_content(body, "text/plain");
+                });
+  }
+  // Serves `body` at /metrics as it is, encoded as `content_encoding` says (under a content type
+  // that the server does not compress again).
+  void ServeEncoded(std::string body, std::string content_encoding) {
+    server_.Get("/metrics", [body = std::move(body), content_encoding](
+                                const httplib::Request&, httplib::Response& response) {
+      response.set_header("Content-Encoding", content_encoding);
+      response.set_content(body, "application/octet-stream");
+    });
+  }
+  // Serves at /metrics a plain body of `size` bytes, `piece` over and over, written as it is read.
+  void Stream(size_t size, std::string piece) {
+    server_.Get("/metrics", [size, piece = std::move(piece)](const httplib::Request&,
+                                                             httplib::Response& response) {
+      response.set_content_provider(
+          size, "text/plain", [size, &piece](size_t offset, size_t, httplib::DataSink& sink) {
+            const size_t from = offset % piece.size();
+            return sink.write(piece.data() + from, std::min(piece.size() - from, size - offset));
+          });
+    });
+  }
+
+  SegmentStatus Segment() const {
+    SegmentStatus segment;
+    segment.trial = "t";
+    segment.metrics_url = "http://127.0.0.1:" + std::to_string(port_) + "/metrics";
+    return segment;
+  }
+
+ private:
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread serving_;
+};
+
+// `text` as one gzip member.
+std::string Gzip(const std::string& text) {
+  z_stream stream{};
+  EXPECT_EQ(
+      deflateInit2(&stream, Z_BEST_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 9, Z_DEFAULT_STRATEGY),
+      Z_OK);
+  std::string out(deflateBound(&stream, text.size()), '\0');
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  stream.avail_in = static_cast<uInt>(text.size());
+  stream.next_out = reinterpret_cast<Bytef*>(out.data());
+  stream.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&stream, Z_FINISH), Z_STREAM_END);
+  out.resize(stream.total_out);
+  deflateEnd(&stream);
+  return out;
+}
+
+// A gzip bomb: one gzip member of 64 MiB of zeros, compressed about a thousandfold.
+std::string GzipBomb() {
+  static const std::string bomb = [] {
+    z_stream stream{};
+    EXPECT_EQ(deflateInit2(&stream, Z_BEST_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 9, Z_RLE),
+              Z_OK);
+    const std::string zeros(size_t{1} << 20, '\0');
+    std::string out;
+    char buffer[16 << 10];
+    for (int mib = 0; mib < 64; ++mib) {
+      stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(zeros.data()));
+      stream.avail_in = static_cast<uInt>(zeros.size());
+      const int flush = mib == 63 ? Z_FINISH : Z_NO_FLUSH;
+      do {
+        stream.next_out = reinterpret_cast<Bytef*>(buffer);
+        stream.avail_out = sizeof(buffer);
+        deflate(&stream, flush);
+        out.append(buffer, sizeof(buffer) - stream.avail_out);
+      } while (stream.avail_out == 0);
+    }
+    deflateEnd(&stream);
+    return out;
+  }();
+  return bomb;
+}
+
+constexpr char kObjectiveLine[] =
+    "budgetsweep_trainer_objective{sweep=\"s\",trial=\"t\",metric=\"acc\",resource=\"1\"} 0.5\n";
+
+StatusOr<TrialMetrics> ReadFrom(const LoopbackTrainer& trainer) {
+  return ScrapeMetricSource().Read("s", trainer.Segment(), "acc");
+}
+
+void ExpectRefused(const StatusOr<TrialMetrics>& metrics, StatusCode code,
+                   const std::string& message) {
+  ASSERT_FALSE(metrics.ok());
+  EXPECT_EQ(metrics.status().code(), code);
+  EXPECT_THAT(metrics.status().message(), HasSubstr(message));
+}
+
+void ExpectOverCap(const StatusOr<TrialMetrics>& metrics, const std::string& cap) {
+  ExpectRefused(metrics, StatusCode::kResourceExhausted, cap);
+}
+
+TEST(ScrapeMetricSource, ReadsAGzipBodyOfOneOrMoreMembers) {
+  LoopbackTrainer trainer;
+  trainer.ServeEncoded(Gzip(kObjectiveLine) + Gzip("budgetsweep_trainer_resource_completed 2\n"),
+                       "gzip");
+  StatusOr<TrialMetrics> metrics = ReadFrom(trainer);
+  ASSERT_TRUE(metrics.ok()) << metrics.status().message();
+  EXPECT_THAT(metrics->objective_by_resource, ElementsAre(Pair(1.0, 0.5)));
+  EXPECT_EQ(metrics->resource_completed, 2);
+}
+
+TEST(ScrapeMetricSource, AGzipBombFailsAtTheDecompressedCap) {
+  ASSERT_LT(GzipBomb().size(), kMaxBodyBytes);
+  LoopbackTrainer trainer;
+  trainer.ServeEncoded(GzipBomb(), "gzip");
+  ExpectOverCap(ReadFrom(trainer), "decompresses to over the cap of 16 MiB");
+}
+
+TEST(ScrapeMetricSource, ABodyOverFourMiBFailsAtTheCap) {
+  LoopbackTrainer trainer;
+  trainer.Stream(kMaxBodyBytes + 1, kObjectiveLine);
+  ExpectOverCap(ReadFrom(trainer), "is over the cap of 4 MiB before decompression");
+}
+
+TEST(ScrapeMetricSource, AFloodOfLabelSetsFailsNamingTheCap) {
+  std::string flood;
+  for (int i = 0; i <= 1000; ++i) flood += "x{i=\"" + std::to_string(i) + "\"} 1\n";
+  LoopbackTrainer trainer;
+  trainer.ServeEncoded(Gzip(flood), "gzip");
+  ExpectOverCap(ReadFrom(trainer), "more than the cap of 1000 label sets of metric 'x'");
+}
+
+TEST(ScrapeMetricSource, ALineOverSixtyFourKiBFailsNamingTheCap) {
+  LoopbackTrainer trainer;
+  trainer.Serve("# " + std::string(kMaxLineBytes, 'x') + "\n" + kObjectiveLine);
+  ExpectOverCap(ReadFrom(trainer), "longer than the cap of 65536 bytes on one line");
+}
+
+TEST(ScrapeMetricSource, TooManySamplesFailNamingTheCap) {
+  std::string samples;
+  for (size_t i = 0; i <= kMaxSamples; ++i) samples += "m" + std::to_string(i) + " 1\n";
+  LoopbackTrainer trainer;
+  trainer.Serve(samples);
+  ExpectOverCap(ReadFrom(trainer), "more than the cap of 10000 samples");
+}
+
+TEST(ScrapeMetricSource, ANonFiniteResourceIsRefused) {
+  LoopbackTrainer trainer;
+  trainer.Serve(std::string(kObjectiveLine) +
+                "budgetsweep_trainer_objective{metric=\"acc\",resource=\"NaN\"} 0.9\n");
+  ExpectRefused(ReadFrom(trainer), StatusCode::kInvalidArgument,
+                "resource=\"NaN\", not a finite number");
+}
+
+TEST(ScrapeMetricSource, ATruncatedGzipBodyIsInvalid) {
+  std::string gzip = Gzip(kObjectiveLine);
+  gzip.resize(gzip.size() - 4);
+  LoopbackTrainer trainer;
+  trainer.ServeEncoded(gzip, "gzip");
+  ExpectRefused(ReadFrom(trainer), StatusCode::kInvalidArgument,
+                "ends part-way through its gzip data");
+}
+
+TEST(ScrapeMetricSource, AnEncodingOtherThanGzipIsRefused) {
+  LoopbackTrainer trainer;
+  trainer.ServeEncoded(kObjectiveLine, "br");
+  ExpectRefused(ReadFrom(trainer), StatusCode::kInvalidArgument,
+                "Content-Encoding 'br'; only gzip");
+}
+
+// The process's peak resident set, in KiB.
+long PeakRssKiB() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;
+}
+
+// How much a read from `trainer` raises the process's peak resident set, in KiB, after it checked
+// that the read failed at `cap`. The figure holds only in a process of its own (ctest runs each
+// test so), where nothing before the read raised the peak further.
+long PeakRssGrowthKiB(const LoopbackTrainer& trainer, const std::string& cap) {
+  const long before = PeakRssKiB();
+  ExpectOverCap(ReadFrom(trainer), cap);
+  return PeakRssKiB() - before;
+}
+
+// Issue 40: a 2.2 MB gzip body took the runner to 1.09 GB RSS. The figures are test properties
+// (--gtest_output=json).
+TEST(ScrapeMetricSource, AGzipBombRaisesThePeakRssByLittleMoreThanItsCap) {
+  std::string bomb;  // the bomb's member 35 times: 2.2 MB, 2.3 GB decompressed
+  for (int i = 0; i < 35; ++i) bomb += GzipBomb();
+  LoopbackTrainer trainer;
+  trainer.ServeEncoded(bomb, "gzip");
+  const long growth_kib = PeakRssGrowthKiB(trainer, "16 MiB");
+  RecordProperty("gzip_body_bytes", std::to_string(bomb.size()));
+  RecordProperty("peak_rss_growth_kib", std::to_string(growth_kib));
+  EXPECT_LT(growth_kib, 32 << 10);
+}
+
+// Issue 40: a 200 MB plain body took the runner to 364 MB RSS.
+TEST(ScrapeMetricSource, A200MiBBodyRaisesThePeakRssByLittleMoreThanItsCap) {
+  LoopbackTrainer trainer;
+  trainer.Stream(size_t{200} << 20, kObjectiveLine);
+  const long growth_kib = PeakRssGrowthKiB(trainer, "4 MiB");
+  RecordProperty("peak_rss_growth_kib", std::to_string(growth_kib));
+  EXPECT_LT(growth_kib, 16 << 10);
 }
 
 int ClosedPort() {

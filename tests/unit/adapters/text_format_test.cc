@@ -109,6 +109,64 @@ TEST(TextFormat, RejectsMalformedLinesNamingTheLine) {
   }
 }
 
+// An exposition of `count` lines made by `line(i)`.
+template <typename Line>
+std::string Lines(size_t count, Line line) {
+  std::string text;
+  for (size_t i = 0; i < count; ++i) text += line(i) + "\n";
+  return text;
+}
+
+void ExpectOverCap(const std::string& text, const std::string& message) {
+  StatusOr<std::vector<Sample>> samples = ParseTextFormat(text);
+  ASSERT_FALSE(samples.ok());
+  EXPECT_EQ(samples.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_THAT(samples.status().message(), HasSubstr(message));
+}
+
+TEST(TextFormat, ALineOverSixtyFourKiBFailsNamingTheCap) {
+  std::string at_cap = "# " + std::string(kMaxLineBytes - 2, 'x');
+  EXPECT_TRUE(ParseTextFormat("m 1\n" + at_cap + "\n").ok());
+  ExpectOverCap("m 1\n" + at_cap + "x\n",
+                "metrics line 2: longer than the cap of 65536 bytes on one line");
+}
+
+TEST(TextFormat, MoreThanTenThousandSamplesFailNamingTheCap) {
+  auto line = [](size_t i) { return "m" + std::to_string(i) + " 1"; };
+  StatusOr<std::vector<Sample>> at_cap = ParseTextFormat(Lines(kMaxSamples, line));
+  ASSERT_TRUE(at_cap.ok()) << at_cap.status().message();
+  EXPECT_EQ(at_cap->size(), 10'000u);
+  ExpectOverCap(Lines(kMaxSamples + 1, line),
+                "metrics line 10001: more than the cap of 10000 samples");
+}
+
+TEST(TextFormat, AFloodOfLabelSetsOfOneMetricFailsNamingTheCap) {
+  auto line = [](size_t i) { return "m{flood=\"" + std::to_string(i) + "\"} 1"; };
+  EXPECT_TRUE(ParseTextFormat(Lines(kMaxLabelSetsPerMetric, line)).ok());
+  ExpectOverCap("other 1\n" + Lines(kMaxLabelSetsPerMetric + 1, line),
+                "metrics line 1002: more than the cap of 1000 label sets of metric 'm'");
+}
+
+TEST(TextFormat, AFloodOfLabelsOnOneSampleFailsNamingTheCap) {
+  auto labels = [](size_t count) {
+    std::string text = "m{";
+    for (size_t i = 0; i < count; ++i) text += "l" + std::to_string(i) + "=\"v\",";
+    return text + "} 1";
+  };
+  EXPECT_TRUE(ParseTextFormat(labels(kMaxLabelsPerSample)).ok());
+  ExpectOverCap(labels(kMaxLabelsPerSample + 1),
+                "metrics line 1: 65 labels, over the cap of 64 labels per sample");
+}
+
+TEST(TextFormat, ErrorsQuoteAShortPrintableExcerpt) {
+  StatusOr<std::vector<Sample>> samples =
+      ParseTextFormat("m " + std::string(60'000, '7') + "\x01x");
+  ASSERT_FALSE(samples.ok());
+  EXPECT_LT(samples.status().message().size(), 100u) << samples.status().message();
+  EXPECT_EQ(Excerpt("a\x01\"b"), "a\\x01\"b");
+  EXPECT_EQ(Excerpt(std::string(41, 'z')), std::string(40, 'z') + "...");
+}
+
 TEST(TextFormat, EmptyInputHasNoSamples) {
   StatusOr<std::vector<Sample>> samples = ParseTextFormat("\n\n# only comments\n");
   ASSERT_TRUE(samples.ok());

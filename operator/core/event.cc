@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <limits>
 #include <optional>
 #include <utility>
 
@@ -21,8 +22,17 @@ constexpr const char* kVerdictNames[] = {"Continue", "Stop", "Promote"};
 constexpr const char* kSweepPhaseNames[] = {"Pending",   "Probing",         "Running",
                                             "Completed", "BudgetExhausted", "Failed"};
 
-// JSON has no NaN; a diverged trial's value is written as null.
-json Number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+// JSON has no NaN or infinities: they are written as Prometheus spells them, as strings. (The
+// release before wrote them all as null, which reads back as NaN.)
+constexpr const char kNaN[] = "NaN";
+constexpr const char kPlusInf[] = "+Inf";
+constexpr const char kMinusInf[] = "-Inf";
+
+json Number(double v) {
+  if (std::isnan(v)) return kNaN;
+  if (std::isinf(v)) return v > 0 ? kPlusInf : kMinusInf;
+  return v;
+}
 
 json ParamsJson(const Config& params) {
   json p = json::array();
@@ -37,21 +47,21 @@ void Write(json& j, const event::TrialCreated& e) {
 void Write(json& j, const event::SegmentLaunched& e) {
   j.update({{"trial", e.trial},
             {"segment", e.segment},
-            {"from", e.from},
-            {"until", e.until},
-            {"deadline", e.deadline}});
+            {"from", Number(e.from)},
+            {"until", Number(e.until)},
+            {"deadline", Number(e.deadline)}});
 }
 
 void Write(json& j, const event::ValueRecorded& e) {
   j.update({{"trial", e.trial},
-            {"resource", e.resource},
+            {"resource", Number(e.resource)},
             {"value", Number(e.value)},
-            {"seconds", e.seconds},
-            {"units", e.units}});
+            {"seconds", Number(e.seconds)},
+            {"units", Number(e.units)}});
 }
 
 void Write(json& j, const event::DeadlineMoved& e) {
-  j.update({{"trial", e.trial}, {"segment", e.segment}, {"deadline", e.deadline}});
+  j.update({{"trial", e.trial}, {"segment", e.segment}, {"deadline", Number(e.deadline)}});
 }
 
 void Write(json& j, const event::TrialStopped& e) {
@@ -76,7 +86,8 @@ void Write(json& j, const event::SegmentEnded& e) {
       {{"trial", e.trial}, {"segment", e.segment}, {"reason", e.reason}, {"message", e.message}});
   if (!e.output.empty()) j["output"] = e.output;
   if (e.started > 0) {
-    j.update({{"started", e.started}, {"finished", e.finished}, {"devices", e.devices}});
+    j.update(
+        {{"started", Number(e.started)}, {"finished", Number(e.finished)}, {"devices", e.devices}});
   }
 }
 
@@ -85,21 +96,24 @@ void Write(json& j, const event::SweepFinished& e) {
 }
 
 void Write(json& j, const event::ProbeLaunched& e) {
-  j.update({{"trial", e.probe}, {"params", ParamsJson(e.params)}, {"deadline", e.deadline}});
+  j.update(
+      {{"trial", e.probe}, {"params", ParamsJson(e.params)}, {"deadline", Number(e.deadline)}});
 }
 
 void Write(json& j, const event::ProbeMeasured& e) {
   j.update({{"trial", e.probe},
-            {"samplesPerSecond", e.figures.samples_per_second},
-            {"dataWaitRatio", e.figures.data_wait_ratio}});
+            {"samplesPerSecond", Number(e.figures.samples_per_second)},
+            {"dataWaitRatio", Number(e.figures.data_wait_ratio)}});
   if (e.figures.accelerator_utilization) {
-    j["acceleratorUtilization"] = *e.figures.accelerator_utilization;
+    j["acceleratorUtilization"] = Number(*e.figures.accelerator_utilization);
   }
 }
 
 void Write(json& j, const event::ProbeEnded& e) {
-  j.update(
-      {{"trial", e.probe}, {"reason", e.reason}, {"message", e.message}, {"seconds", e.seconds}});
+  j.update({{"trial", e.probe},
+            {"reason", e.reason},
+            {"message", e.message},
+            {"seconds", Number(e.seconds)}});
   if (!e.output.empty()) j["output"] = e.output;
 }
 
@@ -113,7 +127,7 @@ void Write(json& j, const event::ThroughputDecided& e) {
 void Write(json& j, const event::RungVerdict& e) {
   j.update({{"trial", e.trial},
             {"rung", e.rung},
-            {"resource", e.resource},
+            {"resource", Number(e.resource)},
             {"verdict", VerdictName(e.verdict)}});
   if (!e.message.empty()) j["message"] = e.message;
 }
@@ -130,11 +144,15 @@ class Fields {
     return j_.contains(key) && j_.at(key).is_number_integer() ? j_.at(key).get<int64_t>() : -1;
   }
   int Small(const char* key) const { return static_cast<int>(Integer(key)); }
-  // Missing: 0; not a number (null): NaN.
+  // Missing: 0; "+Inf" and "-Inf": infinite; anything else but a number ("NaN", null): NaN.
   double Number(const char* key) const {
     if (!j_.contains(key)) return 0;
     const json& v = j_.at(key);
-    return v.is_number() ? v.get<double>() : std::nan("");
+    if (v.is_number()) return v.get<double>();
+    const std::string* text = v.get_ptr<const std::string*>();
+    if (text != nullptr && *text == kPlusInf) return std::numeric_limits<double>::infinity();
+    if (text != nullptr && *text == kMinusInf) return -std::numeric_limits<double>::infinity();
+    return std::numeric_limits<double>::quiet_NaN();
   }
   Config Params() const {
     Config params;
@@ -310,7 +328,7 @@ std::optional<int64_t> EventTrial(const Event& event) {
 }
 
 json EventToJson(const Event& event) {
-  json j = {{"event", EventName(event)}, {"at", EventTime(event)}};
+  json j = {{"event", EventName(event)}, {"at", Number(EventTime(event))}};
   std::visit([&j](const auto& e) { Write(j, e); }, event);
   return j;
 }

@@ -164,10 +164,13 @@ double EventTime(const Event& event);
 // The trial the event is about; nullopt for the probe phase and the sweep's end.
 std::optional<int64_t> EventTrial(const Event& event);
 
-// The journal's record: {"event": name, "at": ..., and the kind's own fields}.
+// The journal's record: {"event": name, "at": ..., and the kind's own fields}. A number that is
+// NaN or infinite is written as the string "NaN", "+Inf" or "-Inf" (JSON has no such numbers);
+// every other number as a JSON number.
 nlohmann::json EventToJson(const Event& event);
 // Reads a record leniently, as journals of every version wrote them: a missing trial, segment or
-// rung reads as -1, a null number as NaN; unknown keys (such as "seq") are ignored.
+// rung reads as -1; "+Inf" and "-Inf" as infinities; "NaN" and null (as the releases before wrote
+// every non-finite number) as NaN; unknown keys (such as "seq") are ignored.
 StatusOr<Event> EventFromJson(const nlohmann::json& j);
 
 }  // namespace bsw

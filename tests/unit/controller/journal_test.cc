@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -155,6 +156,10 @@ TEST_F(JournalTest, AJournalWithEveryKindOfEventReadsAndWritesBackByteForByte) {
   StatusOr<std::vector<Event>> events = Journal::Read(path);
   ASSERT_TRUE(events.ok()) << events.status().message();
   ASSERT_EQ(events->size(), lines.size());
+  // Line 15's diverged value, null, reads as NaN and is written back as "NaN" (issue 40).
+  ASSERT_NE(lines[14].find(R"("value":null)"), std::string::npos);
+  lines[14].replace(lines[14].find(R"("value":null)"), 12, R"("value":"NaN")");
+  EXPECT_TRUE(std::isnan(std::get<event::ValueRecorded>((*events)[14]).value));
   for (size_t i = 0; i < lines.size(); ++i) EXPECT_EQ(EventToJson((*events)[i]).dump(), lines[i]);
   SweepSpec spec = ParseSweep(nlohmann::json::parse(R"({
     "apiVersion": "budgetsweep.dev/v1alpha1", "kind": "BudgetSweep",
@@ -182,6 +187,97 @@ TEST_F(JournalTest, AJournalWithEveryKindOfEventReadsAndWritesBackByteForByte) {
   ASSERT_EQ(model.recent_failures().size(), 2u);
   EXPECT_EQ(model.recent_failures()[0].output, "step 40 loss nan\n");
   EXPECT_EQ(model.phase(), SweepPhase::kBudgetExhausted);
+}
+
+// Issue 40: ±Inf were journaled as null and read back as NaN.
+TEST(EventCodec, NonFiniteNumbersRoundTripAsPrometheusSpellsThem) {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (double value : {inf, -inf, std::numeric_limits<double>::quiet_NaN(), 0.25}) {
+    event::ValueRecorded recorded{.at = 110, .trial = 0, .resource = 1, .value = value};
+    event::ProbeMeasured measured{.at = 120, .probe = 0};
+    measured.figures.samples_per_second = value;
+    measured.figures.data_wait_ratio = value;
+    measured.figures.accelerator_utilization = value;
+    for (const Event& written : std::vector<Event>{recorded, measured}) {
+      const std::string line = EventToJson(written).dump();
+      if (!std::isfinite(value)) {
+        EXPECT_NE(line.find(std::isnan(value) ? R"("NaN")"
+                            : value > 0       ? R"("+Inf")"
+                                              : R"("-Inf")"),
+                  std::string::npos)
+            << line;
+      }
+      StatusOr<Event> read = EventFromJson(nlohmann::json::parse(line));
+      ASSERT_TRUE(read.ok()) << read.status().message();
+      EXPECT_EQ(EventToJson(*read).dump(), line);
+    }
+    StatusOr<Event> read = EventFromJson(EventToJson(recorded));
+    ASSERT_TRUE(read.ok());
+    const double read_value = std::get<event::ValueRecorded>(*read).value;
+    if (std::isnan(value)) {
+      EXPECT_TRUE(std::isnan(read_value));
+    } else {
+      EXPECT_EQ(read_value, value);
+    }
+  }
+}
+
+TEST(EventCodec, ANullValueOfTheReleaseBeforeReadsAsNaN) {
+  StatusOr<Event> read = EventFromJson(nlohmann::json::parse(
+      R"({"at":1700000101.0,"event":"ValueRecorded","resource":1.0,"seconds":39.0,"trial":1,"units":1.0,"value":null})"));
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_TRUE(std::isnan(std::get<event::ValueRecorded>(*read).value));
+  EXPECT_EQ(std::get<event::ValueRecorded>(*read).resource, 1.0);
+}
+
+// Issue 40: a rerun of a finished sweep named another best trial.
+TEST_F(JournalTest, AReplayedHistoryKeepsItsBestTrial) {
+  SweepSpec spec = ParseSweep(nlohmann::json::parse(R"({
+    "apiVersion": "budgetsweep.dev/v1alpha1", "kind": "BudgetSweep",
+    "metadata": {"name": "s"},
+    "spec": {"budget": {"gpuHours": 4}, "objective": {"metric": "acc", "goal": "maximize"},
+             "resource": {"min": 1, "max": 9, "reductionFactor": 3},
+             "searchSpace": {"lr": {"type": "logUniform", "min": 1.0e-4, "max": 1.0e-1}},
+             "trial": {"template": {"spec": {"containers": [{"name": "t", "image": "i"}]}}}}
+  })"))
+                       .value();
+  // Trial 1 reached +Inf (the best) in one history and -Inf (the worst) in the other.
+  const double inf = std::numeric_limits<double>::infinity();
+  auto history = [](double trial_1_value) {
+    const double values[] = {0.5, trial_1_value, std::nan(""), 0.9};
+    std::vector<Event> events;
+    for (int64_t trial = 0; trial < 4; ++trial) {
+      events.push_back(event::TrialCreated{.at = 100, .trial = trial, .params = {{"lr", 0.01}}});
+      events.push_back(event::SegmentLaunched{
+          .at = 100, .trial = trial, .segment = 0, .from = 0, .until = 1, .deadline = 200});
+    }
+    for (int64_t trial = 0; trial < 4; ++trial) {
+      events.push_back(
+          event::ValueRecorded{.at = 110, .trial = trial, .resource = 1, .value = values[trial]});
+    }
+    return events;
+  };
+
+  for (const std::vector<Event>& events : {history(inf), history(-inf)}) {
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    SweepModel live(spec);
+    for (const Event& e : events) ASSERT_TRUE(live.Apply(e).ok());
+    {
+      StatusOr<Journal> j = Journal::Open(dir_);
+      ASSERT_TRUE(j.ok());
+      ASSERT_TRUE(j->Append(events).ok());
+    }
+    StatusOr<std::vector<Event>> replayed = Journal::Read(dir_ + "/journal.jsonl");
+    ASSERT_TRUE(replayed.ok()) << replayed.status().message();
+    SweepModel rerun(spec);
+    for (const Event& e : *replayed) ASSERT_TRUE(rerun.Apply(e).ok());
+    ASSERT_TRUE(live.best().has_value());
+    ASSERT_TRUE(rerun.best().has_value());
+    EXPECT_EQ(rerun.best()->trial, live.best()->trial);
+    EXPECT_EQ(rerun.best()->value, live.best()->value);
+    EXPECT_EQ(rerun.trial(1).rung_values.at(1), live.trial(1).rung_values.at(1));
+  }
 }
 
 TEST_F(JournalTest, UnwritableDirectoryIsAnErrorNamingThePath) {

@@ -1,15 +1,11 @@
 #include "operator/adapters/prometheus/scrape_source.h"
 
-#include <httplib.h>
-
 #include <charconv>
-#include <chrono>
 #include <cmath>
-#include <exception>
 #include <optional>
 #include <system_error>
 
-#include "operator/adapters/prometheus/bounded_body.h"
+#include "operator/adapters/prometheus/http_fetch.h"
 
 namespace bsw::prom {
 namespace {
@@ -84,59 +80,14 @@ StatusOr<TrialMetrics> ScrapeMetricSource::Read(const std::string& sweep,
   const std::string& url = segment.metrics_url;
   if (url.empty())
     return UnavailableError("trial " + segment.trial + " has no metrics endpoint yet");
-  size_t scheme_end = url.find("://");
-  if (scheme_end == std::string::npos) {
-    return InvalidArgumentError("metrics URL '" + url + "' has no scheme");
-  }
-  size_t path_start = url.find('/', scheme_end + 3);
-  std::string origin = url.substr(0, path_start);
-  std::string path = path_start == std::string::npos ? "/metrics" : url.substr(path_start);
-
   auto scraping = [&url](const Status& status) {
     return Status(status.code(), "scraping " + url + ": " + status.message());
   };
-  try {
-    httplib::Client client(origin);
-    auto timeout = std::chrono::duration<double>(timeout_seconds_);
-    client.set_connection_timeout(timeout);
-    client.set_read_timeout(timeout);
-    client.set_decompress(false);  // BoundedBody decompresses, within its caps
-    int http_status = 0;
-    std::optional<BoundedBody> body;
-    Status refused;  // why the body was refused part-way
-    httplib::Result result = client.Get(
-        path, httplib::Headers{{"Accept-Encoding", "gzip"}},
-        [&](const httplib::Response& response) {
-          http_status = response.status;
-          if (http_status != 200) return false;
-          StatusOr<BoundedBody> opened =
-              BoundedBody::ForEncoding(response.get_header_value("Content-Encoding"));
-          if (!opened.ok()) {
-            refused = opened.status();
-            return false;
-          }
-          body.emplace(std::move(opened).value());
-          return true;
-        },
-        [&](const char* data, size_t size) {
-          refused = body->Append(data, size);
-          return refused.ok();
-        });
-    if (!refused.ok()) return scraping(refused);
-    if (http_status != 0 && http_status != 200) {
-      return scraping(UnavailableError("HTTP " + std::to_string(http_status)));
-    }
-    if (!result) {
-      return scraping(UnavailableError(httplib::to_string(result.error())));
-    }
-    StatusOr<std::string> text = std::move(*body).Finish();
-    if (!text.ok()) return scraping(text.status());
-    StatusOr<std::vector<Sample>> samples = ParseTextFormat(*text);
-    if (!samples.ok()) return scraping(samples.status());
-    return TrialMetricsFromSamples(*samples, sweep, segment.trial, objective_metric);
-  } catch (const std::exception& e) {
-    return scraping(InternalError(e.what()));
-  }
+  StatusOr<std::string> body = FetchMetricsBody(url, timeout_seconds_);
+  if (!body.ok()) return scraping(body.status());
+  StatusOr<std::vector<Sample>> samples = ParseTextFormat(*body);
+  if (!samples.ok()) return scraping(samples.status());
+  return TrialMetricsFromSamples(*samples, sweep, segment.trial, objective_metric);
 }
 
 }  // namespace bsw::prom

@@ -25,17 +25,17 @@ namespace bsw::prom {
                                                              const std::string& objective_metric);
 
 // Reads a segment's metrics by scraping its own endpoint (segment.metrics_url) over HTTP: the
-// embedded default, when no Prometheus server is configured. The body is read as it arrives,
-// plain or gzip, within the caps of bounded_body.h, and parsed within those of text_format.h.
+// embedded default, when no Prometheus server is configured. The answer is read within the caps
+// of FetchMetricsBody (http_fetch.h) and parsed within those of ParseTextFormat.
 class ScrapeMetricSource final : public MetricSource {
  public:
-  // `timeout_seconds` bounds the connect and the read of each scrape.
+  // `timeout_seconds` bounds the connect and each wait for the trainer to send more.
   explicit ScrapeMetricSource(double timeout_seconds = 2.0);
 
-  // Unavailable: no metrics_url yet, endpoint unreachable or not answering 200.
-  // InvalidArgument: a malformed metrics_url or exposition (the message names the line), or an
-  // encoding other than gzip.
-  // ResourceExhausted: the body or the exposition is over a cap (the message names it).
+  // Unavailable: no metrics_url yet, endpoint unreachable, too slow or not answering 200.
+  // InvalidArgument: a malformed metrics_url, response or exposition (the message names the line),
+  // or an encoding other than gzip.
+  // ResourceExhausted: the response or the exposition is over a cap (the message names it).
   StatusOr<TrialMetrics> Read(const std::string& sweep, const SegmentStatus& segment,
                               const std::string& objective_metric) override;
 

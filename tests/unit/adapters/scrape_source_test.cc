@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "operator/adapters/prometheus/bounded_body.h"
 
@@ -165,6 +166,14 @@ TEST_F(ScrapeMetricSourceTest, MissingPathIsUnavailable) {
   EXPECT_THAT(metrics.status().message(), HasSubstr("HTTP 404"));
 }
 
+// Trial t's segment serving its metrics on 127.0.0.1:`port`.
+SegmentStatus SegmentAt(int port) {
+  SegmentStatus segment;
+  segment.trial = "t";
+  segment.metrics_url = "http://127.0.0.1:" + std::to_string(port) + "/metrics";
+  return segment;
+}
+
 // A trainer's metrics endpoint served by cpp-httplib on 127.0.0.1 (port 0).
 class LoopbackTrainer {
  public:
@@ -206,15 +215,69 @@ class LoopbackTrainer {
     });
   }
 
-  SegmentStatus Segment() const {
-    SegmentStatus segment;
-    segment.trial = "t";
-    segment.metrics_url = "http://127.0.0.1:" + std::to_string(port_) + "/metrics";
-    return segment;
+  // Serves `pieces` at /metrics, one chunk each (Transfer-Encoding: chunked).
+  void StreamChunked(std::vector<std::string> pieces) {
+    server_.Get("/metrics",
+                [pieces = std::move(pieces)](const httplib::Request&, httplib::Response& response) {
+                  response.set_chunked_content_provider(
+                      "application/octet-stream",
+                      [&pieces, next = size_t{0}](size_t, httplib::DataSink& sink) mutable {
+                        if (next == pieces.size()) {
+                          sink.done();
+                        } else {
+                          sink.write(pieces[next].data(), pieces[next].size());
+                          ++next;
+                        }
+                        return true;
+                      });
+                });
   }
+
+  SegmentStatus Segment() const { return SegmentAt(port_); }
 
  private:
   httplib::Server server_;
+  int port_ = 0;
+  std::thread serving_;
+};
+
+// An endpoint on 127.0.0.1 (port 0) that answers its first connection with `head`, then `flood`
+// over and over, `flood_bytes` of it or until the client hangs up, and closes.
+class FloodingEndpoint {
+ public:
+  FloodingEndpoint(std::string head, char flood, size_t flood_bytes = size_t{256} << 20) {
+    listener_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    EXPECT_EQ(bind(listener_, reinterpret_cast<sockaddr*>(&addr), len), 0);
+    EXPECT_EQ(listen(listener_, 1), 0);
+    EXPECT_EQ(getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+    port_ = ntohs(addr.sin_port);
+    serving_ = std::thread([this, head = std::move(head), flood, flood_bytes] {
+      int fd = accept(listener_, nullptr, nullptr);
+      if (fd < 0) return;
+      char request[4096];
+      (void)!recv(fd, request, sizeof(request), 0);
+      const std::string block(1 << 20, flood);
+      bool open = send(fd, head.data(), head.size(), MSG_NOSIGNAL) > 0;
+      for (size_t sent = 0; open && sent < flood_bytes; sent += block.size()) {
+        open = send(fd, block.data(), std::min(block.size(), flood_bytes - sent), MSG_NOSIGNAL) > 0;
+      }
+      close(fd);
+    });
+  }
+  ~FloodingEndpoint() {
+    shutdown(listener_, SHUT_RDWR);
+    serving_.join();
+    close(listener_);
+  }
+
+  SegmentStatus Segment() const { return SegmentAt(port_); }
+
+ private:
+  int listener_ = -1;
   int port_ = 0;
   std::thread serving_;
 };
@@ -265,8 +328,10 @@ std::string GzipBomb() {
 constexpr char kObjectiveLine[] =
     "budgetsweep_trainer_objective{sweep=\"s\",trial=\"t\",metric=\"acc\",resource=\"1\"} 0.5\n";
 
-StatusOr<TrialMetrics> ReadFrom(const LoopbackTrainer& trainer) {
-  return ScrapeMetricSource().Read("s", trainer.Segment(), "acc");
+// Reads the metrics of trial t of sweep s from `endpoint`, a LoopbackTrainer or FloodingEndpoint.
+template <typename Endpoint>
+StatusOr<TrialMetrics> ReadFrom(const Endpoint& endpoint) {
+  return ScrapeMetricSource().Read("s", endpoint.Segment(), "acc");
 }
 
 void ExpectRefused(const StatusOr<TrialMetrics>& metrics, StatusCode code,
@@ -347,6 +412,36 @@ TEST(ScrapeMetricSource, AnEncodingOtherThanGzipIsRefused) {
   trainer.ServeEncoded(kObjectiveLine, "br");
   ExpectRefused(ReadFrom(trainer), StatusCode::kInvalidArgument,
                 "Content-Encoding 'br'; only gzip");
+}
+
+TEST(ScrapeMetricSource, ReadsAChunkedBody) {
+  LoopbackTrainer trainer;
+  trainer.StreamChunked({kObjectiveLine, "budgetsweep_trainer_resource_completed 2\n"});
+  StatusOr<TrialMetrics> metrics = ReadFrom(trainer);
+  ASSERT_TRUE(metrics.ok()) << metrics.status().message();
+  EXPECT_THAT(metrics->objective_by_resource, ElementsAre(Pair(1.0, 0.5)));
+  EXPECT_EQ(metrics->resource_completed, 2);
+}
+
+TEST(ScrapeMetricSource, AnEndlessHeaderFailsAtItsCap) {
+  FloodingEndpoint endpoint("HTTP/1.1 200 OK\r\nX-Flood: ", 'a');
+  ExpectOverCap(ReadFrom(endpoint), "status line and headers are over the cap of 65536 bytes");
+}
+
+TEST(ScrapeMetricSource, AnEndlessChunkSizeLineFailsAtItsCap) {
+  FloodingEndpoint endpoint("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", '0');
+  ExpectOverCap(ReadFrom(endpoint),
+                "chunk-size line of the response is over the cap of 65536 bytes");
+}
+
+TEST(ScrapeMetricSource, AnEndlessBodyWithoutLengthFailsAtTheCap) {
+  FloodingEndpoint endpoint("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n", '#');
+  ExpectOverCap(ReadFrom(endpoint), "is over the cap of 4 MiB before decompression");
+}
+
+TEST(ScrapeMetricSource, ABodyCutShortIsUnavailable) {
+  FloodingEndpoint endpoint("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n", '\n', 10);
+  ExpectRefused(ReadFrom(endpoint), StatusCode::kUnavailable, "the connection closed");
 }
 
 // The process's peak resident set, in KiB.

@@ -6,12 +6,16 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <regex>
 #include <sstream>
+#include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace bsw {
@@ -19,13 +23,16 @@ namespace {
 
 using nlohmann::json;
 
-// A plain (unquoted) scalar, typed per the YAML 1.2 core schema.
+// A plain (unquoted) scalar, typed per the YAML 1.2 core schema. A float beyond the range of a
+// double becomes an infinity, as .inf does, for the validator to refuse by its field's name.
 json PlainScalar(const std::string& s) {
   static const std::regex kNull("~|null|Null|NULL|");
   static const std::regex kTrue("true|True|TRUE");
   static const std::regex kFalse("false|False|FALSE");
   static const std::regex kInt("[-+]?[0-9]+");
   static const std::regex kFloat("[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?");
+  static const std::regex kInfinity("[-+]?(\\.inf|\\.Inf|\\.INF)");
+  static const std::regex kNan("\\.nan|\\.NaN|\\.NAN");
   if (std::regex_match(s, kNull)) return nullptr;
   if (std::regex_match(s, kTrue)) return true;
   if (std::regex_match(s, kFalse)) return false;
@@ -40,8 +47,42 @@ json PlainScalar(const std::string& s) {
     const char* begin = s.data() + (s[0] == '+' ? 1 : 0);
     auto [end, ec] = std::from_chars(begin, s.data() + s.size(), v);
     if (ec == std::errc() && end == s.data() + s.size()) return v;
+    // Out of range: strtod rounds to an infinity or to zero, as the number's size says.
+    if (ec == std::errc::result_out_of_range) return std::strtod(begin, nullptr);
   }
+  if (std::regex_match(s, kInfinity)) {
+    return s[0] == '-' ? -std::numeric_limits<double>::infinity()
+                       : std::numeric_limits<double>::infinity();
+  }
+  if (std::regex_match(s, kNan)) return std::numeric_limits<double>::quiet_NaN();
   return s;
+}
+
+std::string LineOf(const std::string& source, const YAML::Mark& mark) {
+  return source + ":" + std::to_string(mark.line + 1);
+}
+
+// Whether `key` is the merge key `<<` (plain, not quoted), which kubectl resolves.
+bool IsMergeKey(const YAML::Node& key) { return key.Tag() == "?" && key.Scalar() == "<<"; }
+
+StatusOr<json> ToJson(const YAML::Node& node, const std::string& source);
+
+// Adds to `out` the entries of a merge key's value (a mapping, or a list of mappings, earlier
+// ones first) whose keys `out` does not have yet: keys the mapping sets itself win.
+Status Merge(const YAML::Node& key, const YAML::Node& value, const std::string& source, json* out) {
+  StatusOr<json> merged = ToJson(value, source);
+  if (!merged.ok()) return merged.status();
+  json sources = merged->is_array() ? *merged : json::array({*merged});
+  for (const json& from : sources) {
+    if (!from.is_object()) {
+      return InvalidArgumentError(LineOf(source, key.Mark()) +
+                                  ": a merge key (<<) takes a mapping or a list of mappings");
+    }
+    for (const auto& [name, v] : from.items()) {
+      if (!out->contains(name)) (*out)[name] = v;
+    }
+  }
+  return OkStatus();
 }
 
 StatusOr<json> ToJson(const YAML::Node& node, const std::string& source) {
@@ -63,19 +104,27 @@ StatusOr<json> ToJson(const YAML::Node& node, const std::string& source) {
     }
     case YAML::NodeType::Map: {
       json out = json::object();
+      std::vector<std::pair<YAML::Node, YAML::Node>> merges;
       for (const auto& kv : node) {
         if (!kv.first.IsScalar()) {
-          return InvalidArgumentError(source + ":" + std::to_string(kv.first.Mark().line + 1) +
+          return InvalidArgumentError(LineOf(source, kv.first.Mark()) +
                                       ": mapping keys must be plain strings");
+        }
+        if (IsMergeKey(kv.first)) {
+          merges.emplace_back(kv.first, kv.second);
+          continue;
         }
         const std::string key = kv.first.Scalar();
         if (out.contains(key)) {
-          return InvalidArgumentError(source + ":" + std::to_string(kv.first.Mark().line + 1) +
-                                      ": duplicate key \"" + key + "\"");
+          return InvalidArgumentError(LineOf(source, kv.first.Mark()) + ": duplicate key \"" + key +
+                                      "\"");
         }
         StatusOr<json> v = ToJson(kv.second, source);
         if (!v.ok()) return v;
         out[key] = std::move(*v);
+      }
+      for (const auto& [key, value] : merges) {
+        if (Status s = Merge(key, value, source, &out); !s.ok()) return s;
       }
       return out;
     }
@@ -94,14 +143,16 @@ struct InputRefused {
 // build: nodes and scalar bytes with every alias expanded, and the nesting depth it would reach.
 class InputBounds : public YAML::EventHandler {
  public:
+  // Documents with content. A document that is only a null (nothing after a `---`, or only
+  // comments) is skipped, as kubectl skips it.
   int documents() const { return documents_; }
 
   void OnDocumentStart(const YAML::Mark&) override {
-    ++documents_;
     anchors_.clear();  // anchor ids restart with each document
   }
   void OnDocumentEnd() override {}
   void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    if (open_.empty()) return;  // an empty document
     Leaf(mark, anchor, {1, 0, 1});
   }
   void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
@@ -143,6 +194,7 @@ class InputBounds : public YAML::EventHandler {
 
   // Counts a node that is complete when it is seen (a scalar, a null, an alias's expansion).
   void Leaf(const YAML::Mark& mark, YAML::anchor_t anchor, const Extent& extent) {
+    if (open_.empty()) ++documents_;
     if (static_cast<int>(open_.size()) + extent.height > kMaxSweepNestingDepth) {
       throw InputRefused{mark, DepthMessage()};
     }
@@ -151,6 +203,7 @@ class InputBounds : public YAML::EventHandler {
   }
 
   void Open(const YAML::Mark& mark, YAML::anchor_t anchor) {
+    if (open_.empty()) ++documents_;
     if (static_cast<int>(open_.size()) + 1 > kMaxSweepNestingDepth) {
       throw InputRefused{mark, DepthMessage()};
     }
@@ -206,6 +259,20 @@ std::string Where(const std::string& source, const YAML::Mark& mark) {
   return source + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
 }
 
+// The encoding a byte-order mark at the start of `text` names, when it is not UTF-8's; UTF-32's
+// marks are tested first, as UTF-16 LE's is a prefix of UTF-32 LE's.
+const char* ForeignEncoding(std::string_view text) {
+  static constexpr std::pair<std::string_view, const char*> kMarks[] = {
+      {{"\x00\x00\xFE\xFF", 4}, "UTF-32"},
+      {{"\xFF\xFE\x00\x00", 4}, "UTF-32"},
+      {"\xFE\xFF", "UTF-16"},
+      {"\xFF\xFE", "UTF-16"}};
+  for (const auto& [mark, encoding] : kMarks) {
+    if (text.starts_with(mark)) return encoding;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 StatusOr<json> ParseSweepText(const std::string& text, const std::string& source) {
@@ -214,10 +281,16 @@ StatusOr<json> ParseSweepText(const std::string& text, const std::string& source
                                 " bytes, over the limit of " + std::to_string(kMaxSweepFileBytes) +
                                 " bytes for a sweep file");
   }
+  if (const char* encoding = ForeignEncoding(text)) {
+    return InvalidArgumentError(source + " is " + encoding + "; save it as UTF-8");
+  }
+  constexpr std::string_view kUtf8Mark = "\xEF\xBB\xBF";
+  const std::string_view body =
+      std::string_view(text).substr(text.starts_with(kUtf8Mark) ? kUtf8Mark.size() : 0);
   try {
     // The limits are checked on the event stream first: loading expands no alias, but
     // converting the nodes to JSON does.
-    std::istringstream in(text);
+    std::istringstream in{std::string(body)};
     YAML::Parser parser(in);
     InputBounds bounds;
     while (parser.HandleNextDocument(bounds)) {
@@ -226,11 +299,10 @@ StatusOr<json> ParseSweepText(const std::string& text, const std::string& source
       return InvalidArgumentError(source + ": holds " + std::to_string(bounds.documents()) +
                                   " documents; give one BudgetSweep per file");
     }
-    YAML::Node doc = YAML::Load(text);
-    if (bounds.documents() == 0 || doc.IsNull()) {
-      return InvalidArgumentError(source + ": empty document");
+    for (const YAML::Node& doc : YAML::LoadAll(std::string(body))) {
+      if (!doc.IsNull()) return ToJson(doc, source);
     }
-    return ToJson(doc, source);
+    return InvalidArgumentError(source + ": empty document");
   } catch (const InputRefused& e) {
     return InvalidArgumentError(Where(source, e.mark) + ": " + e.message);
   } catch (const YAML::Exception& e) {

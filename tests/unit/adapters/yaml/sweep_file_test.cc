@@ -3,8 +3,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <string>
+#include <utility>
 
 namespace bsw {
 namespace {
@@ -53,6 +57,87 @@ TEST(SweepFile, SeveralDocumentsAreAnError) {
   StatusOr<json> doc = ParseSweepText("a: 1\n---\nb: 2\n", "sweep.yaml");
   ASSERT_FALSE(doc.ok());
   EXPECT_NE(doc.status().message().find("2 documents"), std::string::npos);
+}
+
+// Issue 40 point 5: a trailing `---` (an empty document) is ignored, as kubectl ignores it.
+TEST(SweepFile, EmptyDocumentsAroundTheSweepAreIgnored) {
+  for (const char* text :
+       {"a: 1\n---\n", "a: 1\n---\n# the end\n---\n", "---\na: 1\n", "---\n---\na: 1\n...\n"}) {
+    StatusOr<json> doc = ParseSweepText(text, "sweep.yaml");
+    ASSERT_TRUE(doc.ok()) << text << ": " << doc.status().message();
+    EXPECT_EQ(*doc, json({{"a", 1}})) << text;
+  }
+  EXPECT_FALSE(ParseSweepText("---\n---\n", "sweep.yaml").ok());
+}
+
+// Issue 40 point 5: a byte-order mark. UTF-8's is skipped; UTF-16's and UTF-32's are refused with
+// a message that says what to do, not as an unknown field "\ufeffapiVersion".
+TEST(SweepFile, Utf8ByteOrderMarkIsSkipped) {
+  StatusOr<json> doc = ParseSweepText("\xEF\xBB\xBF" "apiVersion: v1\n", "sweep.yaml");
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  EXPECT_EQ(*doc, json({{"apiVersion", "v1"}}));
+}
+
+TEST(SweepFile, Utf16AndUtf32AreRefusedAskingForUtf8) {
+  const std::pair<std::string, std::string> kFiles[] = {
+      {std::string("\xFF\xFE"
+                   "a\0:\0 \0"
+                   "1\0",
+                   10),
+       "UTF-16"},
+      {std::string("\xFE\xFF\0a\0:\0 \0"
+                   "1",
+                   10),
+       "UTF-16"},
+      {std::string("\xFF\xFE\0\0"
+                   "a\0\0\0",
+                   8),
+       "UTF-32"},
+      {std::string("\0\0\xFE\xFF\0\0\0a", 8), "UTF-32"}};
+  for (const auto& [text, encoding] : kFiles) {
+    StatusOr<json> doc = ParseSweepText(text, "sweep.yaml");
+    ASSERT_FALSE(doc.ok());
+    EXPECT_EQ(doc.status().message(), "sweep.yaml is " + encoding + "; save it as UTF-8");
+  }
+}
+
+// Issue 40 point 5: merge keys, which kubectl resolves; keys the mapping sets itself win.
+TEST(SweepFile, MergeKeysAreResolvedAsKubectlResolvesThem) {
+  StatusOr<json> doc = ParseSweepText(
+      "a: &a {min: 1, max: 2}\n"
+      "b: &b {max: 5, log: true}\n"
+      "one:\n  <<: *a\n  max: 3\n"
+      "list: {<<: [*b, *a], type: int}\n",
+      "sweep.yaml");
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  EXPECT_EQ((*doc)["one"], json({{"min", 1}, {"max", 3}}));
+  EXPECT_EQ((*doc)["list"], json({{"min", 1}, {"max", 5}, {"log", true}, {"type", "int"}}))
+      << "an earlier mapping of the list wins";
+}
+
+TEST(SweepFile, AQuotedMergeKeyIsAnOrdinaryKeyAndAMergeOfAScalarIsAnError) {
+  StatusOr<json> doc = ParseSweepText("'<<': 1\n", "sweep.yaml");
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  EXPECT_EQ(*doc, json({{"<<", 1}}));
+  doc = ParseSweepText("a: 1\nb:\n  <<: 2\n", "sweep.yaml");
+  ASSERT_FALSE(doc.ok());
+  EXPECT_EQ(doc.status().message(),
+            "sweep.yaml:3: a merge key (<<) takes a mapping or a list of mappings");
+}
+
+// Issue 40 point 5: a number too large for a double is an infinity (as .inf is), which the
+// validator refuses by its field's name, not a string.
+TEST(SweepFile, NumbersOutOfRangeAndInfinitiesAreNumbers) {
+  StatusOr<json> doc =
+      ParseSweepText("a: 1e309\nb: -1e309\nc: .inf\nd: -.Inf\ne: .nan\nf: 1e-400\n", "t.yaml");
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ((*doc)["a"].get<double>(), inf);
+  EXPECT_EQ((*doc)["b"].get<double>(), -inf);
+  EXPECT_EQ((*doc)["c"].get<double>(), inf);
+  EXPECT_EQ((*doc)["d"].get<double>(), -inf);
+  EXPECT_TRUE(std::isnan((*doc)["e"].get<double>()));
+  EXPECT_EQ((*doc)["f"].get<double>(), 0);
 }
 
 TEST(SweepFile, EmptyFileIsAnError) { EXPECT_FALSE(ParseSweepText("", "empty.yaml").ok()); }

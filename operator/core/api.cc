@@ -1,11 +1,13 @@
 #include "operator/core/api.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <regex>
 #include <set>
 #include <sstream>
 
+#include "operator/core/asha.h"
 #include "operator/core/rfc3339.h"
 #include "operator/core/template_policy.h"
 
@@ -13,6 +15,21 @@ namespace bsw {
 namespace {
 
 using nlohmann::json;
+
+// A number as messages write it: an integer below ten million in full, any other number in the
+// shortest form that reads back the same (0.25, 1e+15, 1.7e+308).
+std::string NumberText(double v) {
+  if (std::floor(v) == v && std::fabs(v) < 1e7) return std::to_string(static_cast<int64_t>(v));
+  char text[32];
+  auto [end, ec] = std::to_chars(text, text + sizeof text, v);
+  return ec == std::errc() ? std::string(text, end) : std::to_string(v);
+}
+
+// A value as messages write it: numbers as NumberText does, anything else as JSON.
+std::string ValueText(const json& v) {
+  if (v.is_number_float()) return NumberText(v.get<double>());
+  return v.dump();
+}
 
 // Walks one JSON object, collecting every problem with its field path instead of stopping at the
 // first. Each accessor marks its key as known; Finish() reports the keys nobody asked for.
@@ -60,14 +77,50 @@ class Fields {
       Error(key, "must be a number, got " + Describe(*v));
       return std::nullopt;
     }
-    return v->get<double>();
+    const double d = v->get<double>();
+    if (std::isnan(d)) {
+      Error(key, "must be a number, got .nan");
+      return std::nullopt;
+    }
+    if (std::isinf(d)) {
+      Error(key, "out of range: must be a finite number, got " + std::string(d < 0 ? "-" : "") +
+                     "infinity (.inf, or a number beyond 1.8e+308)");
+      return std::nullopt;
+    }
+    return d;
   }
 
-  std::optional<int64_t> Integer(const std::string& key, bool required) {
+  // A number in (0, highest]; `limit` says what the highest value is the limit of.
+  std::optional<double> Positive(const std::string& key, bool required, double highest,
+                                 const std::string& limit) {
     std::optional<double> d = Number(key, required);
     if (!d) return std::nullopt;
-    if (std::floor(*d) != *d || std::fabs(*d) > 9.0e15) {
-      Error(key, "must be an integer, got " + object_.at(key).dump());
+    if (*d <= 0) Error(key, "must be greater than 0, got " + ValueText(object_.at(key)));
+    if (*d > highest) {
+      Error(key, "out of range: must be at most " + NumberText(highest) + " (" + limit + "), got " +
+                     ValueText(object_.at(key)));
+    }
+    return d;
+  }
+
+  // An integer in [lowest, highest].
+  std::optional<int64_t> Integer(const std::string& key, bool required,
+                                 int64_t lowest = -kMaxExactInteger,
+                                 int64_t highest = kMaxExactInteger) {
+    std::optional<double> d = Number(key, required);
+    if (!d) return std::nullopt;
+    const std::string got = ValueText(object_.at(key));
+    if (std::floor(*d) != *d) {
+      Error(key, "must be an integer, got " + got);
+      return std::nullopt;
+    }
+    if (*d < static_cast<double>(lowest) || *d > static_cast<double>(highest)) {
+      std::string range = "between " + std::to_string(lowest) + " and " + std::to_string(highest);
+      if (highest == kMaxExactInteger && lowest != -kMaxExactInteger) {
+        range = "at least " + std::to_string(lowest);
+      }
+      Error(key, (std::fabs(*d) > kMaxExactInteger ? "out of range: must be " : "must be ") +
+                     range + ", got " + got);
       return std::nullopt;
     }
     return static_cast<int64_t>(*d);
@@ -105,7 +158,7 @@ class Fields {
   }
 
   static std::string Describe(const json& v) {
-    std::string text = v.dump();
+    std::string text = ValueText(v);
     if (text.size() > 40) text = text.substr(0, 37) + "...";
     return std::string(v.type_name()) + " " + text;
   }
@@ -206,11 +259,14 @@ void ParseParam(const std::string& name, const json& body, const std::string& pa
     if (is_int) param.log = f.Bool("log").value_or(false);
     if (has_min && has_max && param.min >= param.max) {
       f.Error("max",
-              "must be greater than " + f.PathOf("min") + " (" + body.at("min").dump() + ")");
+              "must be greater than " + f.PathOf("min") + " (" + ValueText(body.at("min")) + ")");
+    } else if (has_min && has_max && std::isinf(param.max - param.min)) {
+      f.Error("max", "out of range: max - min must be a finite number, got " +
+                         ValueText(body.at("max")) + " - " + ValueText(body.at("min")));
     }
     bool log_scale = *type == ParamType::kLogUniform || param.log;
     if (has_min && log_scale && param.min <= 0) {
-      f.Error("min", "must be greater than 0 on a log scale, got " + body.at("min").dump());
+      f.Error("min", "must be greater than 0 on a log scale, got " + ValueText(body.at("min")));
     }
   }
   param.mutable_ = f.Bool("mutable").value_or(false);
@@ -265,6 +321,18 @@ void CheckPopulation(const SweepSpec& spec, std::vector<std::string>* errors) {
   }
 }
 
+// The rungs at resource.min·η^k below resource.max, then max, number at most kMaxRungs: each is a
+// decision point and a line of the sweep's status.
+void CheckRungCount(const SweepSpec& spec, std::vector<std::string>* errors) {
+  const int rungs = Rungs(spec.resource_min, spec.resource_max, spec.reduction_factor).size();
+  if (rungs <= kMaxRungs) return;
+  errors->push_back("spec.resource: " + NumberText(spec.resource_min) + " to " +
+                    NumberText(spec.resource_max) + " with reductionFactor " +
+                    std::to_string(spec.reduction_factor) + " makes " + std::to_string(rungs) +
+                    " rungs; at most " + std::to_string(kMaxRungs) +
+                    " are allowed (raise min or reductionFactor, or lower max)");
+}
+
 void ParseContainer(const json& tmpl, const std::string& path, std::vector<std::string>* errors,
                     SweepSpec* spec) {
   const json* pod = tmpl.contains("spec") ? &tmpl.at("spec") : nullptr;
@@ -274,8 +342,10 @@ void ParseContainer(const json& tmpl, const std::string& path, std::vector<std::
   }
   if (pod->contains("terminationGracePeriodSeconds")) {
     const json& g = pod->at("terminationGracePeriodSeconds");
-    if (!g.is_number_integer() || g.get<int64_t>() < 0) {
-      errors->push_back(path + ".spec.terminationGracePeriodSeconds: must be an integer >= 0");
+    if (!g.is_number_integer() || g.get<int64_t>() < 0 || g.get<int64_t>() > kMaxGraceSeconds) {
+      errors->push_back(path +
+                        ".spec.terminationGracePeriodSeconds: must be an integer from 0 to " +
+                        std::to_string(kMaxGraceSeconds) + " (an hour), got " + ValueText(g));
     } else {
       spec->grace_seconds = static_cast<double>(g.get<int64_t>());
     }
@@ -349,7 +419,7 @@ std::optional<std::vector<int>> IntegerList(Fields& f, const char* key, int lowe
     if (!v.is_number_integer() || v.get<int64_t>() < lowest || v.get<int64_t>() > highest) {
       f.ItemError(key, i,
                   "must be an integer between " + std::to_string(lowest) + " and " +
-                      std::to_string(highest) + ", got " + v.dump());
+                      std::to_string(highest) + ", got " + ValueText(v));
     } else if (std::find(out.begin(), out.end(), v.get<int>()) != out.end()) {
       f.ItemError(key, i, "repeats " + v.dump());
     } else {
@@ -393,20 +463,10 @@ void ParseCandidates(const json& body, std::vector<std::string>* errors, Through
           continue;
         }
         Fields m((*splits)[i], path, errors);
-        const std::optional<int64_t> batch_size = m.Integer("batchSize", true);
-        const int64_t batch = batch_size.value_or(0);
-        const int64_t steps = m.Integer("accumulationSteps", false).value_or(1);
-        bool valid = batch_size.has_value();
-        if (valid && (batch < 1 || batch > 1'000'000)) {
-          m.Error("batchSize", "must be between 1 and 1000000, got " + std::to_string(batch));
-          valid = false;
-        }
-        if (steps < 1 || steps > 4096) {
-          m.Error("accumulationSteps", "must be between 1 and 4096, got " + std::to_string(steps));
-          valid = false;
-        }
+        const std::optional<int64_t> batch = m.Integer("batchSize", true, 1, 1'000'000);
+        const std::optional<int64_t> steps = m.Integer("accumulationSteps", false, 1, 4096);
         m.Finish();
-        if (valid) out->micro_batches.push_back({batch, static_cast<int>(steps)});
+        if (batch) out->micro_batches.push_back({*batch, static_cast<int>(steps.value_or(1))});
       }
     }
   }
@@ -419,20 +479,18 @@ void ParseThroughput(const json& body, std::vector<std::string>* errors, SweepSp
   t.enabled = f.Bool("enabled").value_or(false);
   if (std::optional<double> target = f.Number("targetUtilization", false)) {
     if (*target <= 0 || *target > 1) {
-      f.Error("targetUtilization", "must be in (0, 1], got " + body.at("targetUtilization").dump());
+      f.Error("targetUtilization",
+              "must be in (0, 1], got " + ValueText(body.at("targetUtilization")));
     }
     t.target_utilization = *target;
   }
-  if (std::optional<int64_t> steps = f.Integer("probeSteps", false)) {
-    if (*steps < 1 || *steps > 100'000) {
-      f.Error("probeSteps", "must be between 1 and 100000, got " + std::to_string(*steps));
-    } else {
-      t.probe_steps = static_cast<int>(*steps);
-    }
+  if (std::optional<int64_t> steps = f.Integer("probeSteps", false, 1, 100'000)) {
+    t.probe_steps = static_cast<int>(*steps);
   }
   if (std::optional<double> fraction = f.Number("maxBudgetFraction", false)) {
     if (*fraction <= 0 || *fraction >= 1) {
-      f.Error("maxBudgetFraction", "must be in (0, 1), got " + body.at("maxBudgetFraction").dump());
+      f.Error("maxBudgetFraction",
+              "must be in (0, 1), got " + ValueText(body.at("maxBudgetFraction")));
     }
     t.max_budget_fraction = *fraction;
   }
@@ -486,9 +544,8 @@ void ParseSpec(const json& body, std::vector<std::string>* errors, SweepSpec* sp
     Fields b(*budget, "spec.budget", errors);
     // Without its own gpuHours a pooled sweep is capped by the pool's (BindPool).
     bool pooled = budget->is_object() && budget->contains("poolRef");
-    if (std::optional<double> h = b.Number("gpuHours", false)) {
-      if (*h <= 0)
-        b.Error("gpuHours", "must be greater than 0, got " + budget->at("gpuHours").dump());
+    if (std::optional<double> h =
+            b.Positive("gpuHours", false, kMaxGpuHours, "the largest budget a sweep may have")) {
       spec->budget_gpu_hours = *h;
     } else if (!pooled) {
       b.Error("gpuHours", "required unless poolRef names a BudgetPool");
@@ -516,25 +573,23 @@ void ParseSpec(const json& body, std::vector<std::string>* errors, SweepSpec* sp
     o.Finish();
   }
 
+  bool rungs_known = false;  // resource.min, max and reductionFactor are valid
   if (const json* resource = f.Object("resource", true)) {
     Fields r(*resource, "spec.resource", errors);
     spec->resource_unit = r.String("unit", false).value_or("epochs");
-    std::optional<double> min = r.Number("min", true);
-    std::optional<double> max = r.Number("max", true);
-    if (min && *min <= 0)
-      r.Error("min", "must be greater than 0, got " + resource->at("min").dump());
+    const std::string largest = "the largest resource a trial may train for";
+    std::optional<double> min = r.Positive("min", true, kMaxResource, largest);
+    std::optional<double> max = r.Positive("max", true, kMaxResource, largest);
     if (min && max && *max <= *min) {
-      r.Error("max", "must be greater than spec.resource.min (" + resource->at("min").dump() + ")");
+      r.Error("max",
+              "must be greater than spec.resource.min (" + ValueText(resource->at("min")) + ")");
     }
     spec->resource_min = min.value_or(1);
     spec->resource_max = max.value_or(1);
-    if (std::optional<int64_t> eta = r.Integer("reductionFactor", false)) {
-      if (*eta < 2) {
-        r.Error("reductionFactor", "must be at least 2, got " + std::to_string(*eta));
-      } else {
-        spec->reduction_factor = static_cast<int>(std::min<int64_t>(*eta, 1000));
-      }
-    }
+    std::optional<int64_t> eta = r.Integer("reductionFactor", false, 2, kMaxReductionFactor);
+    if (eta) spec->reduction_factor = static_cast<int>(*eta);
+    rungs_known = min && max && *min > 0 && *max > *min && *max <= kMaxResource &&
+                  (eta || !r.Has("reductionFactor"));
     r.Finish();
   }
 
@@ -564,7 +619,7 @@ void ParseSpec(const json& body, std::vector<std::string>* errors, SweepSpec* sp
       } else if (*interval <= 0 || *interval >= spec->resource_max) {
         s.Error("perturbationInterval",
                 "must be greater than 0 and less than spec.resource.max, got " +
-                    scheduler->at("perturbationInterval").dump());
+                    ValueText(scheduler->at("perturbationInterval")));
       } else if (spec->resource_max / *interval > kMaxPopulationIntervals) {
         s.Error("perturbationInterval", "at most " + std::to_string(kMaxPopulationIntervals) +
                                             " intervals may fit in spec.resource.max");
@@ -572,21 +627,15 @@ void ParseSpec(const json& body, std::vector<std::string>* errors, SweepSpec* sp
         spec->perturbation_interval = *interval;
       }
     }
-    if (std::optional<int64_t> seed = s.Integer("seed", false)) {
-      if (*seed < 0) s.Error("seed", "must be >= 0");
-      spec->seed = static_cast<uint64_t>(std::max<int64_t>(*seed, 0));
+    if (std::optional<int64_t> seed = s.Integer("seed", false, 0, kMaxExactInteger)) {
+      spec->seed = static_cast<uint64_t>(*seed);
     }
     s.Finish();
   }
 
   auto positive_int = [&](Fields& fields, const char* key, int64_t lowest) -> std::optional<int> {
-    std::optional<int64_t> v = fields.Integer(key, false);
+    std::optional<int64_t> v = fields.Integer(key, false, lowest, 10'000'000);
     if (!v) return std::nullopt;
-    if (*v < lowest || *v > 10'000'000) {
-      fields.Error(key, "must be between " + std::to_string(lowest) + " and 10000000, got " +
-                            std::to_string(*v));
-      return std::nullopt;
-    }
     return static_cast<int>(*v);
   };
   spec->parallelism = positive_int(f, "parallelism", 1).value_or(1);
@@ -619,6 +668,8 @@ void ParseSpec(const json& body, std::vector<std::string>* errors, SweepSpec* sp
   if (Population(spec->algorithm)) {
     CheckPopulation(*spec, errors);
     if (spec->perturbation_interval == 0) spec->perturbation_interval = spec->resource_min;
+  } else if (rungs_known) {
+    CheckRungCount(*spec, errors);
   }
 
   if (const json* trial = f.Object("trial", true)) {
@@ -640,8 +691,8 @@ void ParseSpec(const json& body, std::vector<std::string>* errors, SweepSpec* sp
       spec->prometheus_url = p.String("url", true).value_or("");
       p.Finish();
     }
-    if (std::optional<double> t = m.Number("missingTimeoutSeconds", false)) {
-      if (*t <= 0) m.Error("missingTimeoutSeconds", "must be greater than 0");
+    if (std::optional<double> t =
+            m.Positive("missingTimeoutSeconds", false, kMaxMissingTimeoutSeconds, "a week")) {
       spec->metrics_missing_timeout_seconds = *t;
     }
     m.Finish();
@@ -730,24 +781,22 @@ StatusOr<PoolSpec> ParsePool(const nlohmann::json& object) {
   }
   if (const json* body = top.Object("spec", true)) {
     Fields f(*body, "spec", &errors);
-    if (std::optional<double> h = f.Number("gpuHours", true)) {
-      if (*h <= 0)
-        f.Error("gpuHours", "must be greater than 0, got " + body->at("gpuHours").dump());
+    const std::string largest = "the largest budget a pool may have";
+    if (std::optional<double> h = f.Positive("gpuHours", true, kMaxGpuHours, largest)) {
       pool.gpu_hours = *h;
     }
-    if (std::optional<double> h = f.Number("maxPerSweepGpuHours", false)) {
-      if (*h <= 0) {
-        f.Error("maxPerSweepGpuHours",
-                "must be greater than 0, got " + body->at("maxPerSweepGpuHours").dump());
-      }
+    if (std::optional<double> h = f.Positive("maxPerSweepGpuHours", false, kMaxGpuHours, largest)) {
       pool.max_per_sweep_gpu_hours = *h;
     }
     if (std::optional<std::string> period = f.String("period", false)) {
-      if (*period != "calendarMonth" && !PeriodSeconds(*period)) {
+      std::optional<double> seconds = PeriodSeconds(*period);
+      if (*period != "calendarMonth" && !seconds) {
         f.Error("period",
                 "must be calendarMonth or a duration in m, h or d such as 720h or 30d, "
                 "got \"" +
                     *period + "\"");
+      } else if (seconds && *seconds > kMaxPoolPeriodSeconds) {
+        f.Error("period", "out of range: must be at most 366d (a year), got \"" + *period + "\"");
       }
       pool.period = *period;
     }

@@ -132,6 +132,18 @@ bool EarlyStopping(Algorithm algorithm);
 bool Population(Algorithm algorithm);
 // pbt and pb2 pause at most this many times in resource.max.
 inline constexpr int kMaxPopulationIntervals = 1000;
+
+// Bounds that keep every deadline, reservation and rung count a sweep leads to finite and small
+// enough to plan with. The validator refuses what lies outside them and names the limit.
+inline constexpr double kMaxGpuHours = 1e6;   // spec.budget.gpuHours; a pool's gpuHours
+inline constexpr double kMaxResource = 1e15;  // spec.resource.max
+inline constexpr int kMaxReductionFactor = 1000;
+inline constexpr int kMaxRungs = 64;  // rungs from spec.resource.min to max, max included
+inline constexpr int64_t kMaxGraceSeconds = 3600;  // the template's terminationGracePeriodSeconds
+inline constexpr double kMaxMissingTimeoutSeconds = 7 * 86400.0;  // missingTimeoutSeconds
+inline constexpr double kMaxPoolPeriodSeconds = 366 * 86400.0;    // a BudgetPool's period
+// Integers beyond this are not exact as JSON numbers (doubles).
+inline constexpr int64_t kMaxExactInteger = 9'000'000'000'000'000;
 const char* AshaModeName(AshaMode mode);
 
 }  // namespace bsw

@@ -55,7 +55,7 @@ check negative-budget "$WORK/negative-budget.yaml" "spec.budget.gpuHours: must b
 
 curve_sweep "$WORK/eta.yaml" bad "  budget: {gpuHours: 1}
   resource: {unit: epochs, min: 1, max: 9, reductionFactor: 1}"
-check reduction-factor "$WORK/eta.yaml" "spec.resource.reductionFactor: must be at least 2"
+check reduction-factor "$WORK/eta.yaml" "spec.resource.reductionFactor: must be between 2 and 1000, got 1"
 
 curve_sweep "$WORK/empty-space.yaml" bad "$good"
 python3 - "$WORK/empty-space.yaml" <<'PY'
@@ -70,6 +70,61 @@ check empty-search-space "$WORK/empty-space.yaml" "spec.searchSpace: must define
 curve_sweep "$WORK/log-min.yaml" bad "$good"
 sed -i 's/lr: {type: logUniform, min: 1.0e-4/lr: {type: logUniform, min: 0/' "$WORK/log-min.yaml"
 check log-uniform-min "$WORK/log-min.yaml" "spec.searchSpace.lr.min: must be greater than 0 on a log scale"
+
+# Issue 39 point 6 and issue 40 point 5: numbers out of range are refused with the limit named,
+# and written readably; a budget of 1e305 once validated and then looped on a null deadline.
+curve_sweep "$WORK/huge-budget.yaml" bad "  budget: {gpuHours: 1e305}
+  resource: {unit: epochs, min: 1, max: 9}"
+check budget-above-limit "$WORK/huge-budget.yaml" \
+  "spec.budget.gpuHours: out of range: must be at most 1000000 (the largest budget a sweep may have), got 1e+305"
+curve_sweep "$WORK/infinite-budget.yaml" bad "  budget: {gpuHours: 1e309}
+  resource: {unit: epochs, min: 1, max: 9}"
+check budget-not-finite "$WORK/infinite-budget.yaml" \
+  "spec.budget.gpuHours: out of range: must be a finite number"
+curve_sweep "$WORK/huge-min.yaml" bad "  budget: {gpuHours: 1}
+  resource: {unit: epochs, min: 1.7e308, max: 9}"
+check number-written-readably "$WORK/huge-min.yaml" \
+  "spec.resource.min: out of range: must be at most 1e+15 (the largest resource a trial may train for), got 1.7e+308"
+curve_sweep "$WORK/huge-eta.yaml" bad "  budget: {gpuHours: 1}
+  resource: {unit: epochs, min: 1, max: 9, reductionFactor: 9223372036854775807}"
+check reduction-factor-out-of-range "$WORK/huge-eta.yaml" \
+  "spec.resource.reductionFactor: out of range: must be between 2 and 1000, got 9223372036854775807"
+curve_sweep "$WORK/rungs.yaml" bad "  budget: {gpuHours: 1}
+  resource: {unit: epochs, min: 1e-300, max: 9}"
+check too-many-rungs "$WORK/rungs.yaml" \
+  "spec.resource: 1e-300 to 9 with reductionFactor 3 makes 632 rungs; at most 64 are allowed"
+curve_sweep "$WORK/huge-max.yaml" bad "  budget: {gpuHours: 1}
+  resource: {unit: epochs, min: 1e-300, max: 1e300}"
+check resource-above-limit "$WORK/huge-max.yaml" "spec.resource.max: out of range: must be at most 1e+15"
+curve_sweep "$WORK/grace.yaml" bad "$good"
+sed -i 's/terminationGracePeriodSeconds: 2$/terminationGracePeriodSeconds: 100000/' "$WORK/grace.yaml"
+check grace-above-limit "$WORK/grace.yaml" \
+  "spec.trial.template.spec.terminationGracePeriodSeconds: must be an integer from 0 to 3600 (an hour), got 100000"
+curve_sweep "$WORK/timeout.yaml" bad "$good
+  metrics: {missingTimeoutSeconds: 1e300}"
+check missing-timeout-above-limit "$WORK/timeout.yaml" \
+  "spec.metrics.missingTimeoutSeconds: out of range: must be at most 604800 (a week), got 1e+300"
+
+# Issue 40 point 5: what kubectl reads, budgetsweep reads: a UTF-8 byte-order mark, a trailing
+# `---`, merge keys. UTF-16 is refused with what to do about it.
+accepted() {
+  local label=$1 file=$2
+  "$BSW" validate "$file" >"$WORK/out" 2>"$WORK/err" || { cat "$WORK/err" >&2; fail "$label: not valid"; }
+  echo "ok: $label -> $(cat "$WORK/out")"
+}
+{ printf '\xef\xbb\xbf'; cat "$WORK/valid.yaml"; } >"$WORK/utf8-bom.yaml"
+accepted utf8-byte-order-mark "$WORK/utf8-bom.yaml"
+{ cat "$WORK/valid.yaml"; printf -- '---\n'; } >"$WORK/trailing-separator.yaml"
+accepted trailing-document-separator "$WORK/trailing-separator.yaml"
+curve_sweep "$WORK/merge.yaml" valid "$good"
+sed -i -e 's/    lr: {type: logUniform,/    lr: \&lr {type: logUniform,/' \
+  -e 's/    weight-decay: {type: logUniform, min: 1.0e-4, max: 1.0e-1}/    weight-decay: {<<: *lr, min: 1.0e-5}/' \
+  "$WORK/merge.yaml"
+grep -qF '<<: *lr' "$WORK/merge.yaml" || fail "merge-keys: the test file has no merge key"
+accepted merge-keys "$WORK/merge.yaml"
+python3 -c 'import sys; open(sys.argv[2], "w", encoding="utf-16").write(open(sys.argv[1]).read())' \
+  "$WORK/valid.yaml" "$WORK/utf16.yaml"
+check utf16 "$WORK/utf16.yaml" "utf16.yaml is UTF-16; save it as UTF-8"
 
 check missing-file "$WORK/does-not-exist.yaml" "does-not-exist.yaml: cannot open"
 mkdir "$WORK/a-directory.yaml"

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <string>
 
 #include "tests/unit/core/sweep_fixture.h"
@@ -224,7 +225,70 @@ INSTANTIATE_TEST_SUITE_P(
                  "spec.budget: required"},
         BadInput{"ReductionFactorOne",
                  [](json& j) { j["spec"]["resource"]["reductionFactor"] = 1; },
-                 "spec.resource.reductionFactor: must be at least 2, got 1"},
+                 "spec.resource.reductionFactor: must be between 2 and 1000, got 1"},
+        // Issue 40 point 5 and issue 39 point 6: bounds that keep every deadline and rung count
+        // finite, each refused with the limit named, and numbers written readably.
+        BadInput{"ReductionFactorAboveTheLimit",
+                 [](json& j) { j["spec"]["resource"]["reductionFactor"] = 1001; },
+                 "spec.resource.reductionFactor: must be between 2 and 1000, got 1001"},
+        BadInput{"ReductionFactorBeyondAnExactInteger",
+                 [](json& j) {
+                   j["spec"]["resource"]["reductionFactor"] = int64_t{9223372036854775807};
+                 },
+                 "spec.resource.reductionFactor: out of range: must be between 2 and 1000, got "
+                 "9223372036854775807"},
+        BadInput{"BudgetAboveTheLimit", [](json& j) { j["spec"]["budget"]["gpuHours"] = 1e305; },
+                 "spec.budget.gpuHours: out of range: must be at most 1000000 (the largest budget "
+                 "a sweep may have), got 1e+305"},
+        BadInput{"BudgetInfinite",
+                 [](json& j) {
+                   j["spec"]["budget"]["gpuHours"] = std::numeric_limits<double>::infinity();
+                 },
+                 "spec.budget.gpuHours: out of range: must be a finite number, got infinity"},
+        BadInput{"BudgetNotANumber",
+                 [](json& j) {
+                   j["spec"]["budget"]["gpuHours"] = std::numeric_limits<double>::quiet_NaN();
+                 },
+                 "spec.budget.gpuHours: must be a number, got .nan"},
+        BadInput{"HugeNumberIsWrittenReadably",
+                 [](json& j) {
+                   j["spec"]["resource"]["min"] = 1.7e308;
+                   j["spec"]["resource"]["max"] = 2;
+                 },
+                 "spec.resource.min: out of range: must be at most 1e+15 (the largest resource a "
+                 "trial may train for), got 1.7e+308"},
+        BadInput{"ResourceMaxAboveTheLimit", [](json& j) { j["spec"]["resource"]["max"] = 1e16; },
+                 "spec.resource.max: out of range: must be at most 1e+15"},
+        BadInput{"ResourceRangeWithTooManyRungs",
+                 [](json& j) {
+                   j["spec"]["resource"] = {{"min", 1e-300}, {"max", 1e15}, {"reductionFactor", 2}};
+                 },
+                 "spec.resource: 1e-300 to 1e+15 with reductionFactor 2 makes 1048 rungs; at most "
+                 "64 are allowed (raise min or reductionFactor, or lower max)"},
+        BadInput{"UniformRangeBeyondAFiniteNumber",
+                 [](json& j) {
+                   Space(j)["warmup-fraction"] = {{"type", "uniform"}, {"min", -1e308}, {"max", 1e308}};
+                 },
+                 "spec.searchSpace.warmup-fraction.max: out of range: max - min must be a finite "
+                 "number, got 1e+308 - -1e+308"},
+        BadInput{"MissingTimeoutAboveTheLimit",
+                 [](json& j) {
+                   j["spec"]["metrics"] = {{"missingTimeoutSeconds", 1e12}};
+                 },
+                 "spec.metrics.missingTimeoutSeconds: out of range: must be at most 604800 (a "
+                 "week), got 1e+12"},
+        BadInput{"GracePeriodAboveTheLimit",
+                 [](json& j) {
+                   j["spec"]["trial"]["template"]["spec"]["terminationGracePeriodSeconds"] =
+                       int64_t{1} << 62;
+                 },
+                 "spec.trial.template.spec.terminationGracePeriodSeconds: must be an integer from "
+                 "0 to 3600 (an hour), got 4611686018427387904"},
+        BadInput{"SeedBeyondAnExactInteger",
+                 [](json& j) { j["spec"]["scheduler"]["seed"] = 1e300; },
+                 "spec.scheduler.seed: out of range: must be at least 0, got 1e+300"},
+        BadInput{"ParallelismBeyondAnExactInteger", [](json& j) { j["spec"]["parallelism"] = 1e20; },
+                 "spec.parallelism: out of range: must be between 1 and 10000000, got 1e+20"},
         BadInput{"EmptySearchSpace", [](json& j) { Space(j) = json::object(); },
                  "spec.searchSpace: must define at least one parameter"},
         BadInput{"LogUniformMinZero", [](json& j) { Space(j)["lr"]["min"] = 0; },
@@ -363,11 +427,50 @@ TEST(ParseSweep, ReportsEveryProblemAtOnceOneLineEach) {
   const std::string m = spec.status().message();
   EXPECT_THAT(m, HasSubstr("kind: must be BudgetSweep"));
   EXPECT_THAT(m, HasSubstr("spec.budget.gpuHours: must be greater than 0"));
-  EXPECT_THAT(m, HasSubstr("spec.resource.reductionFactor: must be at least 2"));
+  EXPECT_THAT(m, HasSubstr("spec.resource.reductionFactor: must be between 2 and 1000, got 1"));
   EXPECT_THAT(m, HasSubstr("spec.resource.max: must be greater than spec.resource.min (1)"));
   EXPECT_THAT(m, HasSubstr("spec.searchSpace.lr.min: must be greater than 0 on a log scale"));
   EXPECT_THAT(m, HasSubstr("spec.trial.colour: unknown field"));
   EXPECT_EQ(std::count(m.begin(), m.end(), '\n'), 5) << m;
+}
+
+TEST(ParseSweep, AcceptsEveryBoundItself) {
+  json j = ValidSweepJson();
+  j["spec"]["budget"]["gpuHours"] = kMaxGpuHours;
+  j["spec"]["resource"] = {{"min", 1}, {"max", kMaxResource}, {"reductionFactor", 2}};
+  j["spec"]["metrics"] = {{"missingTimeoutSeconds", kMaxMissingTimeoutSeconds}};
+  j["spec"]["trial"]["template"]["spec"]["terminationGracePeriodSeconds"] = kMaxGraceSeconds;
+  StatusOr<SweepSpec> spec = ParseSweep(j);
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  EXPECT_EQ(spec->grace_seconds, 3600);
+  // 2^-14 to 2^49 with η 2 is 64 rungs: the most there may be.
+  j["spec"]["resource"] = {{"min", 0x1p-14}, {"max", 0x1p49}, {"reductionFactor", 2}};
+  EXPECT_TRUE(ParseSweep(j).ok()) << ParseSweep(j).status().message();
+  j["spec"]["resource"]["min"] = 0x1p-15;
+  EXPECT_THAT(ParseSweep(j).status().message(),
+              HasSubstr("makes 65 rungs; at most 64 are allowed"));
+}
+
+json PoolJson() {
+  return json::parse(R"({"apiVersion": "budgetsweep.dev/v1alpha1", "kind": "BudgetPool",
+    "metadata": {"name": "team-a"}, "spec": {"gpuHours": 8, "maxPerSweepGpuHours": 3}})");
+}
+
+TEST(ParsePool, RefusesBudgetsAndPeriodsBeyondTheLimitsNamingThem) {
+  json j = PoolJson();
+  j["spec"]["gpuHours"] = kMaxGpuHours;
+  j["spec"]["maxPerSweepGpuHours"] = kMaxGpuHours;
+  j["spec"]["period"] = "366d";
+  ASSERT_TRUE(ParsePool(j).ok()) << ParsePool(j).status().message();
+  j["spec"]["gpuHours"] = 1e305;
+  j["spec"]["maxPerSweepGpuHours"] = std::numeric_limits<double>::infinity();
+  j["spec"]["period"] = "9223372036854775807d";
+  const std::string m = ParsePool(j).status().message();
+  EXPECT_THAT(m, HasSubstr("spec.gpuHours: out of range: must be at most 1000000 (the largest "
+                           "budget a pool may have), got 1e+305"));
+  EXPECT_THAT(m, HasSubstr("spec.maxPerSweepGpuHours: out of range: must be a finite number"));
+  EXPECT_THAT(m, HasSubstr("spec.period: out of range: must be at most 366d (a year), got "
+                           "\"9223372036854775807d\""));
 }
 
 TEST(ParseSweep, NamesTheStableEnumSpellings) {

@@ -276,7 +276,11 @@ std::string Progress::Summary(const SweepController& c, const std::string& state
   const SweepModel& m = c.model();
   std::ostringstream out;
   out << "sweep " << m.spec().name << ": " << SweepPhaseName(m.phase());
-  if (m.finished()) out << " (" << m.finish_reason() << ": " << m.finish_message() << ")";
+  if (m.finished()) {
+    // A reason that repeats the phase (BudgetExhausted) is written once.
+    const bool repeats = m.finish_reason() == SweepPhaseName(m.phase());
+    out << " (" << (repeats ? "" : m.finish_reason() + ": ") << m.finish_message() << ")";
+  }
   out << "\n" << BestLine(m) << "\n";
   out << BudgetLine(c) << "\n";
   out << "trials: " << CountsLine(m) << "\n";

@@ -253,7 +253,8 @@ Status SweepReconciler::Reconcile(const std::string& key) {
   }
   if (!plan.ok()) return plan.status();
   for (const Denial& d : plan->denials) {
-    kube::LogEvent("info", "admission_denied", {{"sweep", key}, {"message", d.Message()}});
+    kube::LogEvent("info", "admission_denied",
+                   {{"sweep", key}, {"reason", d.reason}, {"message", d.Figures()}});
   }
   RecordPoolDenials(rt, *plan);
   RecordHeldUpTrials(rt, plan->conditions);
@@ -484,13 +485,13 @@ void SweepReconciler::RecordPoolDenials(Runtime& rt, const Plan& plan) {
   std::string denial;
   for (const Denial& d : plan.denials) {
     if (!d.reason.starts_with("Pool")) continue;
-    std::string message = "BudgetPool " + spec.pool_name + ": " + d.Message();
+    std::string message = "BudgetPool " + spec.pool_name + ": " + d.Figures();
     denial = d.reason + ": " + message;
     if (denial == rt.pool_denial) break;
     recorder_.Record(rt.object, kube::EventType::kWarning, d.reason, message);
     if (rt.gate) {
       recorder_.Record(rt.gate->pool().object, kube::EventType::kWarning, d.reason,
-                       "sweep " + spec.name + ": " + d.Message());
+                       "sweep " + spec.name + ": " + d.Figures());
     }
     if (hooks_.on_pool_denial) hooks_.on_pool_denial(spec.namespace_name, spec.pool_name, d.reason);
     break;

@@ -7,12 +7,16 @@
 
 namespace bsw {
 
-std::string Denial::Message() const {
+std::string Denial::Figures() const {
   char buf[256];
-  std::snprintf(buf, sizeof buf, "%s: requested %.4f GPU-hours, remaining %.4f GPU-hours",
-                reason.c_str(), requested_device_seconds / 3600.0,
-                remaining_device_seconds / 3600.0);
+  std::snprintf(buf, sizeof buf, "requested %.4f GPU-hours, remaining %.4f GPU-hours",
+                requested_device_seconds / 3600.0, remaining_device_seconds / 3600.0);
   return buf;
+}
+
+std::string Denial::Message() const {
+  if (reason == ReasonName(Reason::kBudgetExhausted)) return Figures();
+  return reason + ": " + Figures();
 }
 
 void Ledger::Observe(const std::vector<SegmentStatus>& segments, double now) {

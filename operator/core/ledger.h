@@ -18,6 +18,11 @@ struct Denial {
   // A shared pool's fair share refused it: the sweep waits for the pool's other sweeps rather
   // than ending (PoolCap::waits).
   bool waits = false;
+  // "requested 0.5000 GPU-hours, remaining 0.2000 GPU-hours".
+  std::string Figures() const;
+  // The figures, led by the limit when a pool's refused ("PoolFairShare: requested ..."). The
+  // sweep's own budget is not named: what carries the message (an event, a condition) carries
+  // its reason, BudgetExhausted.
   std::string Message() const;
 };
 

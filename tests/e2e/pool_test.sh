@@ -78,12 +78,12 @@ for name in alpha beta gamma; do
   echo "--- $name"
   cat "$WORK/$name.log" | tail -n 8
   # Why it stopped: the pool (or its own budget) refused more, or it ran out of trials.
-  grep -Eq "^sweep $name: (BudgetExhausted \(BudgetExhausted: (Pool[A-Za-z]+|BudgetExhausted): requested|Completed)" \
+  grep -Eq "^sweep $name: (BudgetExhausted \((Pool[A-Za-z]+: )?requested|Completed)" \
     "$WORK/$name.log" || fail "$name's summary does not say why it stopped"
   grep -q "^pool team-a ($WORK/pool.yaml): " "$WORK/$name.log" || fail "$name's summary has no pool line"
   assert_journal_sane "$WORK/state-$name" 9
 done
-grep -q "^sweep [a-z]*: BudgetExhausted (BudgetExhausted: Pool" "$WORK"/{alpha,beta,gamma}.log ||
+grep -q "^sweep [a-z]*: BudgetExhausted (Pool" "$WORK"/{alpha,beta,gamma}.log ||
   fail "no sweep was stopped by the pool"
 
 python3 - "$WORK" <<'PY'

@@ -104,9 +104,19 @@ TEST(Ledger, ReleaseGivesBackReservationButNeverBelowZero) {
   EXPECT_DOUBLE_EQ(ledger.reserved(), 0);
 }
 
-TEST(Denial, MessageSaysReasonRequestedAndRemainingInGpuHours) {
+TEST(Denial, MessageSaysRequestedAndRemainingInGpuHours) {
   Denial d{"BudgetExhausted", 1800, 720};
-  EXPECT_EQ(d.Message(), "BudgetExhausted: requested 0.5000 GPU-hours, remaining 0.2000 GPU-hours");
+  EXPECT_EQ(d.Message(), "requested 0.5000 GPU-hours, remaining 0.2000 GPU-hours");
+}
+
+// Issue 40 point 5: "BudgetExhausted (BudgetExhausted: BudgetExhausted: ...)". The sweep's own
+// budget is the reason its events carry, so the message does not repeat it; a pool's limit is
+// news, so the message names it.
+TEST(Denial, MessageNamesAPoolsLimitButNotTheSweepsOwnBudget) {
+  EXPECT_EQ((Denial{"PoolFairShare", 1800, 720}).Message(),
+            "PoolFairShare: requested 0.5000 GPU-hours, remaining 0.2000 GPU-hours");
+  EXPECT_EQ((Denial{"BudgetExhausted", 1800, 720}).Message().find("BudgetExhausted"),
+            std::string::npos);
 }
 
 TEST(CostModel, IsUnknownUntilSomethingWasMeasured) {

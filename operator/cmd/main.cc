@@ -1,5 +1,6 @@
 // budgetsweep: the command line. Wiring only; the work is in core, controller and adapters.
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -10,12 +11,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <utility>
 
 #include "operator/adapters/kube/config.h"
 #include "operator/adapters/local/atomic_file.h"
 #include "operator/adapters/local/local_backend.h"
 #include "operator/adapters/local/pool_file.h"
 #include "operator/adapters/local/process.h"
+#include "operator/adapters/local/state_dir.h"
 #include "operator/adapters/prometheus/api_source.h"
 #include "operator/adapters/system_clock.h"
 #include "operator/adapters/yaml/sweep_file.h"
@@ -98,16 +101,14 @@ int Validate(const std::string& path) {
 // Binds the state directory to one sweep and returns the spec to run. A new directory records
 // the sweep's object. An existing one must hold the same sweep, edited in editable fields only
 // (ApplySpecEdit): the edited object is recorded and the sweep goes on with those fields.
-StatusOr<SweepSpec> PrepareStateDir(const std::string& dir, const SweepSpec& spec,
+// REQUIRES: this process holds the directory's StateDirLock.
+StatusOr<SweepSpec> PrepareStateDir(const fs::path& dir, const SweepSpec& spec,
                                     const nlohmann::json& object) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return InvalidArgumentError("--state-dir " + dir + ": " + ec.message());
   if (access(dir.c_str(), W_OK | X_OK) != 0) {
-    return InvalidArgumentError("--state-dir " + dir + ": not writable (" + std::strerror(errno) +
-                                ")");
+    return InvalidArgumentError("--state-dir " + dir.string() + ": not writable (" +
+                                std::strerror(errno) + ")");
   }
-  fs::path record = fs::path(dir) / "sweep.json";
+  fs::path record = dir / "sweep.json";
   StatusOr<std::string> recorded = local::ReadFile(record);
   if (recorded.status().code() == StatusCode::kNotFound) {
     if (Status s = local::WriteFileAtomically(record, object.dump(2) + "\n"); !s.ok()) return s;
@@ -119,18 +120,22 @@ StatusOr<SweepSpec> PrepareStateDir(const std::string& dir, const SweepSpec& spe
                          ? previous.value("metadata", nlohmann::json::object()).value("name", "")
                          : "";
   if (name != spec.name) {
-    return InvalidArgumentError("--state-dir " + dir + " holds sweep \"" + name + "\", not \"" +
-                                spec.name + "\"; use another directory");
+    return InvalidArgumentError("--state-dir " + dir.string() + " holds sweep \"" + name +
+                                "\", not \"" + spec.name + "\"; use another directory");
   }
   StatusOr<SweepSpec> started = ParseSweep(previous);
   if (!started.ok()) {
-    return InvalidArgumentError(record.string() + ": not a valid BudgetSweep:\n" +
-                                started.status().message());
+    // Recorded under an input this release refuses (a budget it cannot honour): the fixed file
+    // takes its place, so that the sweep can go on.
+    std::fprintf(stderr, "note: %s holds a sweep this release refuses; going on with the file\n",
+                 record.c_str());
+    if (Status s = local::WriteFileAtomically(record, object.dump(2) + "\n"); !s.ok()) return s;
+    return spec;
   }
   StatusOr<SweepSpec> edited = ApplySpecEdit(*started, spec);
   if (!edited.ok()) {
     return InvalidArgumentError(
-        "--state-dir " + dir + " holds sweep \"" + spec.name + "\" as it started; only " +
+        "--state-dir " + dir.string() + " holds sweep \"" + spec.name + "\" as it started; only " +
         kEditableFields +
         " may change on a started sweep (undo the other edits, or start the sweep anew with "
         "another --state-dir):\n" +
@@ -147,7 +152,8 @@ struct RunOptions {
   std::string state_dir;
   std::string output = "text";
   double poll_seconds = 0.25;
-  std::string pool;  // a BudgetPool file shared with other local sweeps
+  std::string pool;                   // a BudgetPool file shared with other local sweeps
+  std::vector<std::string> pass_env;  // runner variables trials inherit besides the usual ones
 };
 
 // The pool's line of the summary: what every sweep and this one hold of it.
@@ -160,7 +166,15 @@ std::string PoolLine(const local::PoolFile& pool, const std::string& path) {
   return line;
 }
 
+// Whether a failed pass says the disk is full: the sweep waits for space, with one message.
+bool DiskFull(const Status& status) {
+  return status.message().find(std::strerror(ENOSPC)) != std::string::npos;
+}
+
 int Run(const RunOptions& opts) {
+  // What the runner writes (the journal, launch records with the trials' environment) is the
+  // user's alone; trials keep the user's own mask.
+  const mode_t trial_umask = umask(077);
   nlohmann::json object;
   std::optional<SweepSpec> spec = LoadSweep(opts.file, &object);
   if (!spec) return kExitInvalid;
@@ -193,7 +207,14 @@ int Run(const RunOptions& opts) {
     }
     state_dir = tmpl;
   }
-  StatusOr<SweepSpec> resumed = PrepareStateDir(state_dir, *spec, object);
+  // Locked before anything in it is read: one runner per state directory.
+  StatusOr<local::StateDirLock> held = local::StateDirLock::Acquire(state_dir);
+  if (!held.ok()) {
+    PrintError(held.status().message());
+    return kExitInvalid;
+  }
+  state_dir = held->path().string();
+  StatusOr<SweepSpec> resumed = PrepareStateDir(held->path(), *spec, object);
   if (!resumed.ok()) {
     PrintError(resumed.status().message());
     return kExitInvalid;
@@ -207,6 +228,8 @@ int Run(const RunOptions& opts) {
   backend_options.supervisor_command = {
       (fs::read_symlink("/proc/self/exe").parent_path() / "budgetsweep-supervise").string()};
   backend_options.gpu_count = local::DetectGpuCount();
+  backend_options.pass_env = opts.pass_env;
+  backend_options.trial_umask = trial_umask;
   StatusOr<std::unique_ptr<local::LocalBackend>> backend =
       local::LocalBackend::Create(backend_options);
   if (!backend.ok()) {
@@ -271,9 +294,22 @@ int Run(const RunOptions& opts) {
 
   double backoff = opts.poll_seconds;
   bool passed_again = false;
+  bool disk_full = false;
   // Runs until the sweep is finished and every segment it started has ended.
   while (!g_interrupted) {
     StatusOr<Plan> plan = controller.Pass();
+    if (!plan.ok() && plan.status().code() == StatusCode::kFailedPrecondition) {
+      PrintError(plan.status().message());  // nothing heals it but the user
+      return kExitInvalid;
+    }
+    if (!plan.ok() && DiskFull(plan.status())) {
+      if (!std::exchange(disk_full, true)) {
+        PrintError("the disk of " + state_dir + " is full (" + plan.status().message() +
+                   ")\nfree space on it: the sweep waits, and goes on by itself once there is");
+      }
+      clock.SleepFor(std::min(5.0, backoff));
+      continue;
+    }
     if (!plan.ok()) {
       std::fprintf(stderr, "warning: %s (retrying in %.1f s)\n", plan.status().message().c_str(),
                    backoff);
@@ -281,6 +317,7 @@ int Run(const RunOptions& opts) {
       backoff = std::min(30.0, backoff * 2);
       continue;
     }
+    if (std::exchange(disk_full, false)) std::fprintf(stderr, "disk space is back: going on\n");
     backoff = opts.poll_seconds;
     progress.Refresh(controller, clock.NowUnixSeconds());
     if (controller.model().finished()) {
@@ -359,7 +396,29 @@ StatusOr<ReportInput> LoadClusterReport(const ReportOptions& opts, double now) {
                           now);
 }
 
+// The report is written outside every state directory: never over a sweep's own files.
+Status CheckReportOutput(const std::string& output) {
+  if (output.empty()) return OkStatus();
+  std::error_code ec;
+  fs::path file = fs::weakly_canonical(output, ec);
+  if (ec) return InvalidArgumentError(output + ": " + ec.message());
+  for (fs::path dir = file.parent_path(); !dir.empty(); dir = dir.parent_path()) {
+    if (fs::exists(dir / local::kStateMarker, ec) || fs::exists(dir / "journal.jsonl", ec)) {
+      return InvalidArgumentError(output + ": inside the state directory " + dir.string() +
+                                  "; write the report elsewhere");
+    }
+    if (dir == dir.root_path()) break;
+  }
+  return OkStatus();
+}
+
 int Report(const ReportOptions& opts) {
+  for (const std::string& output : {opts.output, opts.png}) {
+    if (Status s = CheckReportOutput(output); !s.ok()) {
+      PrintError(s.message());
+      return kExitInvalid;
+    }
+  }
   double now = SystemClock().NowUnixSeconds();
   StatusOr<ReportInput> input =
       opts.kubeconfig.empty() ? LoadStateDir(opts.source, now) : LoadClusterReport(opts, now);
@@ -405,6 +464,10 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--pool", run.pool,
                       "BudgetPool file (YAML or JSON) whose GPU-hours this sweep shares with the "
                       "other local sweeps run with it; its ledger and lock lie beside it");
+  run_cmd->add_option("--pass-env", run.pass_env,
+                      "Also give trials this variable of the runner's environment (repeatable); "
+                      "otherwise they inherit only PATH, HOME, locale, proxy, CUDA/NVIDIA and "
+                      "thread settings (docs/design.md, \"A trial's environment\")");
 
   std::string validate_file;
   CLI::App* validate_cmd = app.add_subcommand(

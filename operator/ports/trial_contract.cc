@@ -48,7 +48,7 @@ std::vector<std::pair<std::string, std::string>> TrialContractEnv(
       {"BUDGETSWEEP_MILESTONES", milestones},
       {"BUDGETSWEEP_UNTIL", FormatG(spec.until_resource)},
       {"BUDGETSWEEP_MAX_RESOURCE", FormatG(spec.max_resource)},
-      {"BUDGETSWEEP_CHECKPOINT_DIR", checkpoint_dir_of(spec.trial)},
+      {kEnvCheckpointDir, checkpoint_dir_of(spec.trial)},
       {"BUDGETSWEEP_METRICS_PORT", std::to_string(metrics_port)}};
   if (spec.snapshots) {
     std::string flags;

@@ -35,6 +35,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr double kClaimTimeoutSeconds = 5;
+constexpr double kAcknowledgeTimeoutSeconds = 0.5;
 constexpr int kPortAttempts = 20;
 
 bool IsSafeName(const std::string& name) {
@@ -54,21 +55,24 @@ Status CheckSegmentName(const std::string& trial, int segment) {
   return OkStatus();
 }
 
-// The trainer's environment: the runner's, then spec.env, then the contract, later ones winning.
-// With `manage_gpus`, CUDA_VISIBLE_DEVICES is the backend's: `gpus`, or unset for a CPU trial.
 // A trial's checkpoints, shared by its segments, under the backend's trials directory.
 fs::path CheckpointDir(const fs::path& trials_dir, const std::string& trial) {
   return trials_dir / trial / "checkpoint";
 }
 
+// The trainer's environment: what it inherits of the runner's, then spec.env, then the contract,
+// later ones winning. When the backend hands out GPUs, CUDA_VISIBLE_DEVICES is `gpus`, or unset
+// for a CPU trial.
 std::vector<std::string> TrainerEnvironment(const SegmentSpec& spec, const fs::path& trials_dir,
-                                            int port, bool manage_gpus,
+                                            int port, const LocalBackendOptions& options,
                                             const std::vector<int>& gpus) {
   std::map<std::string, std::string> env;
   for (char** entry = environ; *entry != nullptr; ++entry) {
     std::string_view var = *entry;
     size_t eq = var.find('=');
-    if (eq != std::string_view::npos) env[std::string(var.substr(0, eq))] = var.substr(eq + 1);
+    if (eq == std::string_view::npos) continue;
+    std::string name(var.substr(0, eq));
+    if (InheritsVariable(name, options.pass_env)) env[name] = var.substr(eq + 1);
   }
   for (const auto& [name, value] : spec.env) env[name] = value;
   auto checkpoint_dir_of = [&](const std::string& trial) {
@@ -82,7 +86,7 @@ std::vector<std::string> TrainerEnvironment(const SegmentSpec& spec, const fs::p
     std::string devices;
     for (int gpu : gpus) devices += (devices.empty() ? "" : ",") + std::to_string(gpu);
     env["CUDA_VISIBLE_DEVICES"] = devices;
-  } else if (manage_gpus) {
+  } else if (options.gpu_count > 0) {
     env.erase("CUDA_VISIBLE_DEVICES");
   }
   std::vector<std::string> vars;
@@ -158,6 +162,17 @@ StatusOr<std::vector<Observed>> Scan(const fs::path& trials_dir,
   return segments;
 }
 
+// The processes of a segment whose supervisor is gone: those whose environment holds the launch's
+// checkpoint directory (every process of the trial inherits it unless it clears its environment).
+std::vector<pid_t> LeftProcesses(const SegmentFiles& files) {
+  StatusOr<LaunchRecord> launch = ReadLaunchRecord(files);
+  if (!launch.ok()) return {};
+  auto entry = std::find_if(launch->env.begin(), launch->env.end(), [](const std::string& var) {
+    return var.starts_with(std::string(kEnvCheckpointDir) + "=");
+  });
+  return entry == launch->env.end() ? std::vector<pid_t>() : ProcessesWithEnvironment(*entry);
+}
+
 // Settles a running record whose supervisor is gone: Failed, Lost, finished one heartbeat
 // interval after its last heartbeat (the latest it can have ended). Persisted, so it is final.
 Status SettleIfLost(const SegmentFiles& files, StatusRecord* status) {
@@ -172,12 +187,16 @@ Status SettleIfLost(const SegmentFiles& files, StatusRecord* status) {
   if (status->state != SegmentState::kRunning) return OkStatus();
 
   double finished = status->heartbeat_unix_seconds + status->heartbeat_interval_seconds;
+  // PR_SET_PDEATHSIG should have killed the trainer already, but not what it started in a session
+  // of its own: kill every process that still carries the segment's environment, and charge
+  // until now.
+  std::vector<pid_t> left = LeftProcesses(files);
   if (status->trainer_pid > 0 &&
       IsSameProcessRunning(status->trainer_pid, status->trainer_start_ticks)) {
-    // PR_SET_PDEATHSIG should have killed it already; make sure, and charge until now.
-    kill(-status->trainer_pid, SIGKILL);
-    finished = std::max(finished, NowUnixSeconds());
+    left.push_back(-status->trainer_pid);
   }
+  for (pid_t pid : left) kill(pid, SIGKILL);
+  if (!left.empty()) finished = std::max(finished, NowUnixSeconds());
   status->state = SegmentState::kFailed;
   status->reason = Reason::kLost;
   status->finished_unix_seconds = finished;
@@ -225,13 +244,21 @@ StatusOr<SegmentStatus> ToSegmentStatus(Observed& observed) {
   }
   segment.devices = status.devices;
   segment.metrics_url = status.metrics_url;
-  bool running = status.state == SegmentState::kRunning;
-  segment.deadline_unix_seconds =
-      running && deadline.ok() ? *deadline : status.deadline_unix_seconds;
+  // The supervisor's deadline, not the file's, which the trial could have rewritten.
+  segment.deadline_unix_seconds = status.deadline_unix_seconds;
   return segment;
 }
 
 }  // namespace
+
+bool InheritsVariable(const std::string& name, const std::vector<std::string>& pass_env) {
+  if (std::find(pass_env.begin(), pass_env.end(), name) != pass_env.end()) return true;
+  return std::any_of(std::begin(kInheritedEnvironment), std::end(kInheritedEnvironment),
+                     [&](std::string_view inherited) {
+                       return inherited.ends_with('_') ? name.starts_with(inherited)
+                                                       : name == inherited;
+                     });
+}
 
 int DetectGpuCount(const fs::path& dev_dir) {
   StatusOr<std::vector<fs::path>> entries = ListDirectory(dev_dir);
@@ -321,8 +348,8 @@ Status LocalBackend::Start(const SegmentSpec& spec) {
   launch.argv = spec.command;
   launch.argv.insert(launch.argv.end(), spec.extra_args.begin(), spec.extra_args.end());
   for (const auto& [name, value] : spec.params) launch.argv.push_back("--" + name + "=" + value);
-  launch.env =
-      TrainerEnvironment(spec, options_.state_dir / "trials", port, options_.gpu_count > 0, gpus);
+  launch.env = TrainerEnvironment(spec, options_.state_dir / "trials", port, options_, gpus);
+  launch.umask = options_.trial_umask;
   launch.grace_seconds = spec.grace_seconds;
   launch.devices = spec.devices;
   launch.gpus = gpus;
@@ -434,7 +461,31 @@ Status LocalBackend::SetDeadline(const std::string& trial, int segment,
   if (!fs::exists(files.launch(), ec)) {
     return NotFoundError("no segment " + std::to_string(segment) + " of trial " + trial);
   }
-  return WriteDeadline(files, deadline_unix_seconds);
+  if (Status written = WriteDeadline(files, deadline_unix_seconds); !written.ok()) return written;
+  // A claimed segment's supervisor takes a later deadline only from the runner's signal.
+  StatusOr<StatusRecord> status = ReadStatusRecord(files);
+  if (!status.ok() || status->state != SegmentState::kRunning ||
+      !IsSameProcessRunning(status->supervisor_pid, status->supervisor_start_ticks)) {
+    return OkStatus();
+  }
+  if (sigqueue(status->supervisor_pid, kDeadlineSignal,
+               DeadlineSignalValue(deadline_unix_seconds)) != 0) {
+    return InternalError("cannot signal the supervisor of " + files.dir.string() + ": " +
+                         std::strerror(errno));
+  }
+  // Until its status shows the deadline (at once, unless the machine is loaded), so that the
+  // next List reserves by it.
+  const Clock& clock = options_.clock != nullptr ? *options_.clock : SystemClock::Get();
+  const double give_up = clock.MonotonicSeconds() + kAcknowledgeTimeoutSeconds;
+  while (clock.MonotonicSeconds() < give_up) {
+    status = ReadStatusRecord(files);
+    if (!status.ok() || status->state != SegmentState::kRunning ||
+        status->deadline_unix_seconds == deadline_unix_seconds) {
+      break;
+    }
+    clock.SleepFor(0.001);
+  }
+  return OkStatus();
 }
 
 StatusOr<std::vector<SegmentStatus>> LocalBackend::List() {

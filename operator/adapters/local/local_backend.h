@@ -35,7 +35,26 @@ struct LocalBackendOptions {
   // Times the wait for a new supervisor to claim its segment; must outlive the backend. Default:
   // SystemClock::Get().
   const Clock* clock = nullptr;
+  // Variables of the runner's environment a trainer inherits besides kInheritedEnvironment
+  // (`budgetsweep run --pass-env NAME`).
+  std::vector<std::string> pass_env;
+  // The file mode creation mask trainers run with (the runner's own is stricter, 077).
+  mode_t trial_umask = 022;
 };
+
+// What a trainer inherits of the runner's environment: these names, and those starting with a
+// prefix that ends in '_' ("LC_"). Nothing else of it, so that a token in the runner's
+// environment never reaches a trial or its launch record.
+inline constexpr const char* kInheritedEnvironment[] = {
+    "PATH",        "HOME",        "USER",        "LOGNAME",      "SHELL",         "TMPDIR",
+    "TZ",          "LANG",        "LANGUAGE",    "LC_",          "TERM",          "LD_LIBRARY_PATH",
+    "PYTHONPATH",  "VIRTUAL_ENV", "CUDA_",       "NVIDIA_",      "OMP_",          "OPENBLAS_",
+    "MKL_",        "http_proxy",  "https_proxy", "no_proxy",     "all_proxy",     "HTTP_PROXY",
+    "HTTPS_PROXY", "NO_PROXY",    "ALL_PROXY",   "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS",
+    "TSAN_OPTIONS"};
+
+// Whether a trainer inherits the runner's variable `name` (kInheritedEnvironment, `pass_env`).
+bool InheritsVariable(const std::string& name, const std::vector<std::string>& pass_env);
 
 // Runs each segment as a local process under its own supervisor process (see supervisor.h).
 // Supervisors run in their own session: Ctrl-C or a kill -9 of the runner leaves them running,
@@ -54,7 +73,8 @@ class LocalBackend final : public TrialBackend {
   // Creates the segment's directory, then spawns its supervisor and waits (up to a few seconds)
   // until it has claimed the segment, so that List shows it Running with its start time.
   // The trainer gets `spec.command`, `spec.extra_args`, `--name=value` per parameter, and the
-  // environment of the runner plus spec.env plus the BUDGETSWEEP_* contract (PARAMS, MILESTONES,
+  // runner's variables it inherits (InheritsVariable) plus spec.env plus the BUDGETSWEEP_*
+  // contract (PARAMS, MILESTONES,
   // UNTIL, MAX_RESOURCE, CHECKPOINT_DIR, METRICS_PORT, METRICS_HOST, SWEEP, TRIAL) and, with GPUs,
   // CUDA_VISIBLE_DEVICES. Its stdout and stderr go to trainer.log in the segment directory.
   // No-op when the segment was started before. InvalidArgument for an unusable spec (unsafe
@@ -66,7 +86,8 @@ class LocalBackend final : public TrialBackend {
   // with reason Stopped. No-op for a finished segment; NotFound for an unknown one.
   Status Stop(const std::string& trial, int segment) override;
 
-  // Rewrites the segment's deadline file; its supervisor re-reads it within 0.1 s.
+  // Rewrites the segment's deadline file and, once a supervisor claimed the segment, sends it the
+  // deadline (kDeadlineSignal), waiting up to 0.5 s for its status record to show it.
   // NotFound for an unknown segment; InvalidArgument for a deadline <= 0.
   Status SetDeadline(const std::string& trial, int segment, double deadline_unix_seconds) override;
 

@@ -10,6 +10,7 @@
 
 #include "nlohmann/json.hpp"
 #include "operator/adapters/local/atomic_file.h"
+#include "operator/adapters/local/state_dir.h"
 #include "operator/adapters/yaml/sweep_file.h"
 #include "operator/core/api.h"
 
@@ -19,25 +20,21 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr const char* kRunnerLock = "runner.lock";
-
 std::string ErrnoText(const std::string& what, const std::string& path) {
   return what + " " + path + ": " + std::strerror(errno);
 }
 
-// Whether a runner holds the runner lock of state directory `dir`.
-bool RunnerAlive(const std::string& dir) {
-  int fd = open((fs::path(dir) / kRunnerLock).c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  bool alive = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-  close(fd);  // drops the shared lock if it took one
-  return alive;
-}
-
+// A damaged ledger cannot heal by waiting: FailedPrecondition, which ends the run.
 StatusOr<PoolState> ParseLedger(const std::string& text, const std::string& path) {
   json doc = json::parse(text, nullptr, false);
-  if (doc.is_discarded()) return InvalidArgumentError(path + ": not JSON");
-  return ParsePoolState(doc, path);
+  StatusOr<PoolState> state = doc.is_discarded()
+                                  ? StatusOr<PoolState>(InvalidArgumentError(path + ": not JSON"))
+                                  : ParsePoolState(doc, path);
+  if (state.ok()) return state;
+  return FailedPreconditionError("the pool's ledger is damaged: " + state.status().message() +
+                                 "\n(restore " + path +
+                                 " from a backup; or stop every sweep of the pool and remove it, "
+                                 "which forgets what they used)");
 }
 
 // fsyncs directory `dir`, so that a rename into it survives a power loss.
@@ -84,35 +81,16 @@ StatusOr<std::unique_ptr<PoolFile>> PoolFile::Open(const std::string& path,
     close(lock_fd);
     return InvalidArgumentError("--state-dir " + state_dir + ": " + ec.message());
   }
-  std::string runner_path = (dir / kRunnerLock).string();
-  int runner_fd = open(runner_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (runner_fd < 0 || flock(runner_fd, LOCK_EX | LOCK_NB) != 0) {
-    Status error = errno == EWOULDBLOCK
-                       ? InvalidArgumentError("--state-dir " + state_dir +
-                                              ": another budgetsweep run is running this sweep")
-                       : InternalError(ErrnoText("cannot lock", runner_path));
-    if (runner_fd >= 0) close(runner_fd);
-    close(lock_fd);
-    return error;
-  }
-  std::unique_ptr<PoolFile> pool(new PoolFile(path, dir.string(), lock_fd, runner_fd, clock));
+  std::unique_ptr<PoolFile> pool(new PoolFile(path, dir.string(), lock_fd, clock));
   pool->object_ = std::move(object);
   pool->spec_ = *spec;
   return pool;
 }
 
-PoolFile::PoolFile(std::string path, std::string key, int lock_fd, int runner_fd,
-                   const Clock& clock)
-    : path_(std::move(path)),
-      key_(std::move(key)),
-      lock_fd_(lock_fd),
-      runner_fd_(runner_fd),
-      clock_(clock) {}
+PoolFile::PoolFile(std::string path, std::string key, int lock_fd, const Clock& clock)
+    : path_(std::move(path)), key_(std::move(key)), lock_fd_(lock_fd), clock_(clock) {}
 
-PoolFile::~PoolFile() {
-  close(lock_fd_);
-  close(runner_fd_);
-}
+PoolFile::~PoolFile() { close(lock_fd_); }
 
 void PoolFile::Unlock() { flock(lock_fd_, LOCK_UN); }
 
@@ -134,7 +112,7 @@ StatusOr<PoolCap> PoolFile::Acquire(double held) {
   state_ = std::move(*state);
   RollPeriod(spec_, clock_.NowUnixSeconds(), &state_);
   for (auto& [key, account] : state_.accounts) {
-    if (key != key_ && account.active && !RunnerAlive(key)) account.active = false;
+    if (key != key_ && account.active && !RunnerHoldsStateDir(key)) account.active = false;
   }
   return CapOf(spec_, state_.accounts, key_, held);
 }

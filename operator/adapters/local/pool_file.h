@@ -17,17 +17,17 @@ namespace bsw::local {
 // and the lock FILE.lock (flock) that every sweep's pass takes before it admits anything and
 // gives back once the ledger records what it then holds (docs/design.md, "Pools").
 //
-// A sweep's account is keyed by its state directory. Its runner holds an flock on
-// STATE_DIR/runner.lock for as long as it lives, so a run killed with kill -9 is told apart from
+// A sweep's account is keyed by its state directory. Its runner holds the directory's lock
+// (StateDirLock) for as long as it lives, so a run killed with kill -9 is told apart from
 // a live one: its account stays charged in full (its supervisors may still run what it reserved)
 // but stops counting in the fair share, until a run resumes the sweep and settles the account to
 // what its journal and its segments show.
 class PoolFile : public BudgetGate {
  public:
   // Reads and checks the pool file (errors name it and the field), and binds sweep `sweep_name`
-  // of state directory `state_dir` to it, taking the state directory's runner lock. `pool_ref`
-  // is the sweep's spec.budget.poolRef.name, if any, which must name this pool. `clock` dates the
-  // pool's periods and must outlive the PoolFile.
+  // of state directory `state_dir` to it. `pool_ref` is the sweep's spec.budget.poolRef.name, if
+  // any, which must name this pool. `clock` dates the pool's periods and must outlive the
+  // PoolFile. REQUIRES: this process holds `state_dir`'s StateDirLock.
   static StatusOr<std::unique_ptr<PoolFile>> Open(const std::string& path,
                                                   const std::string& sweep_name,
                                                   const std::string& pool_ref,
@@ -49,13 +49,12 @@ class PoolFile : public BudgetGate {
   const PoolAccounts& accounts() const { return state_.accounts; }
 
  private:
-  PoolFile(std::string path, std::string key, int lock_fd, int runner_fd, const Clock& clock);
+  PoolFile(std::string path, std::string key, int lock_fd, const Clock& clock);
   void Unlock();
 
   std::string path_;
   std::string key_;
   int lock_fd_;
-  int runner_fd_;
   const Clock& clock_;
   nlohmann::json object_;
   PoolSpec spec_;

@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <deque>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <system_error>
@@ -24,7 +26,15 @@ int WaitForSignal(const sigset_t& set, double seconds) {
   return sigtimedwait(&set, nullptr, &timeout);
 }
 
-std::optional<std::uint64_t> RunningProcessStartTicks(pid_t pid) {
+namespace {
+
+// What /proc/<pid>/stat says of a process that has not exited (a zombie has).
+struct LiveStat {
+  pid_t parent = 0;               // field 4
+  std::uint64_t start_ticks = 0;  // field 22
+};
+
+std::optional<LiveStat> ReadLiveStat(pid_t pid) {
   if (pid <= 0) return std::nullopt;
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string stat;
@@ -33,22 +43,93 @@ std::optional<std::uint64_t> RunningProcessStartTicks(pid_t pid) {
   size_t comm_end = stat.rfind(')');
   if (comm_end == std::string::npos) return std::nullopt;
   std::istringstream fields(stat.substr(comm_end + 1));
+  std::string state;
+  LiveStat live;
+  if (!(fields >> state >> live.parent) || state == "Z" || state == "X" || state == "x") {
+    return std::nullopt;
+  }
   std::string field;
-  fields >> field;  // field 3: state
-  if (field == "Z" || field == "X" || field == "x") return std::nullopt;
-  for (int index = 4; index <= 22 && fields >> field; ++index) {
+  for (int index = 5; index <= 22 && fields >> field; ++index) {
     if (index != 22) continue;
-    std::uint64_t ticks = 0;
-    auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), ticks);
+    auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), live.start_ticks);
     if (ec != std::errc() || end != field.data() + field.size()) return std::nullopt;
-    return ticks;
+    return live;
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> RunningProcessStartTicks(pid_t pid) {
+  std::optional<LiveStat> live = ReadLiveStat(pid);
+  if (!live) return std::nullopt;
+  return live->start_ticks;
 }
 
 bool IsSameProcessRunning(pid_t pid, std::uint64_t start_ticks) {
   std::optional<std::uint64_t> ticks = RunningProcessStartTicks(pid);
   return ticks.has_value() && *ticks == start_ticks;
+}
+
+namespace {
+
+// The pid of every entry of /proc.
+std::vector<pid_t> ProcessIds() {
+  std::vector<pid_t> pids;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it("/proc", ec), end; !ec && it != end;
+       it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    pid_t pid = 0;
+    auto [last, parse_ec] = std::from_chars(name.data(), name.data() + name.size(), pid);
+    if (parse_ec == std::errc() && last == name.data() + name.size()) pids.push_back(pid);
+  }
+  return pids;
+}
+
+}  // namespace
+
+std::vector<pid_t> DescendantsOf(pid_t ancestor) {
+  std::multimap<pid_t, pid_t> children;
+  for (pid_t pid : ProcessIds()) {
+    if (std::optional<LiveStat> live = ReadLiveStat(pid)) children.emplace(live->parent, pid);
+  }
+  std::vector<pid_t> descendants;
+  std::deque<pid_t> next = {ancestor};
+  while (!next.empty()) {
+    auto [first, last] = children.equal_range(next.front());
+    next.pop_front();
+    for (auto it = first; it != last; ++it) {
+      descendants.push_back(it->second);
+      next.push_back(it->second);
+    }
+  }
+  return descendants;
+}
+
+std::vector<pid_t> ProcessesWithEnvironment(std::string_view entry) {
+  // Bounded: an environment larger than this is not read whole (ARG_MAX is 2 MiB by default).
+  constexpr std::streamsize kMaxEnvironmentBytes = 4 << 20;
+  std::vector<pid_t> found;
+  std::string environment;
+  for (pid_t pid : ProcessIds()) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+    if (!in || !ReadLiveStat(pid)) continue;
+    environment.resize(kMaxEnvironmentBytes);
+    in.read(environment.data(), kMaxEnvironmentBytes);
+    environment.resize(static_cast<size_t>(in.gcount()));
+    std::string_view rest = environment;
+    while (!rest.empty()) {
+      size_t end = rest.find('\0');
+      if (rest.substr(0, end) == entry) {
+        found.push_back(pid);
+        break;
+      }
+      if (end == std::string_view::npos) break;
+      rest.remove_prefix(end + 1);
+    }
+  }
+  return found;
 }
 
 namespace {

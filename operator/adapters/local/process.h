@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "base/status.h"
 
@@ -27,6 +29,14 @@ std::optional<std::uint64_t> RunningProcessStartTicks(pid_t pid);
 
 // True when `pid` is still the process that started at `start_ticks`, and has not exited.
 bool IsSameProcessRunning(pid_t pid, std::uint64_t start_ticks);
+
+// The live processes descended from `ancestor` (its children, theirs, and so on; zombies left
+// out), from one pass over /proc: processes may start or end meanwhile.
+std::vector<pid_t> DescendantsOf(pid_t ancestor);
+
+// The live processes whose environment, as it was when they exec'd, holds the entry `entry`
+// ("NAME=value"). Only processes this one may read the environment of are seen.
+std::vector<pid_t> ProcessesWithEnvironment(std::string_view entry);
 
 // The file execvp would run for `program` with `path` as PATH: a name with a slash is that path
 // (relative to the working directory), any other the first executable regular file of that name

@@ -1,6 +1,7 @@
 #include "operator/adapters/local/segment_files.h"
 
 #include <charconv>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <system_error>
 
@@ -79,7 +80,8 @@ std::string ToJson(const LaunchRecord& launch) {
               {"gpus", launch.gpus},
               {"metrics_port", launch.metrics_port},
               {"metrics_url", launch.metrics_url},
-              {"heartbeat_interval_seconds", launch.heartbeat_interval_seconds}}
+              {"heartbeat_interval_seconds", launch.heartbeat_interval_seconds},
+              {"umask", launch.umask}}
       .dump(2, ' ', false, json::error_handler_t::replace);
 }
 
@@ -96,6 +98,7 @@ StatusOr<LaunchRecord> ParseLaunchRecord(std::string_view text) {
     object.at("metrics_port").get_to(launch.metrics_port);
     object.at("metrics_url").get_to(launch.metrics_url);
     object.at("heartbeat_interval_seconds").get_to(launch.heartbeat_interval_seconds);
+    launch.umask = object.value("umask", launch.umask);  // absent in earlier releases' records
     return StatusOr<LaunchRecord>(std::move(launch));
   });
 }
@@ -165,6 +168,19 @@ StatusOr<StatusRecord> ReadStatusRecord(const SegmentFiles& files) {
   if (!status.ok())
     return InternalError(files.status().string() + ": " + status.status().message());
   return status;
+}
+
+sigval DeadlineSignalValue(double deadline_unix_seconds) {
+  static_assert(sizeof(void*) == sizeof(double), "sigval carries the double's bits");
+  sigval value{};
+  std::memcpy(&value.sival_ptr, &deadline_unix_seconds, sizeof deadline_unix_seconds);
+  return value;
+}
+
+double DeadlineOfSignalValue(sigval value) {
+  double deadline = 0;
+  std::memcpy(&deadline, &value.sival_ptr, sizeof deadline);
+  return deadline;
 }
 
 Status WriteDeadline(const SegmentFiles& files, double deadline_unix_seconds) {

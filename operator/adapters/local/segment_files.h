@@ -1,6 +1,7 @@
 #ifndef BSW_ADAPTERS_LOCAL_SEGMENT_FILES_H_
 #define BSW_ADAPTERS_LOCAL_SEGMENT_FILES_H_
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -40,6 +41,7 @@ struct LaunchRecord {
   int metrics_port = 0;
   std::string metrics_url;
   double heartbeat_interval_seconds = 1;
+  mode_t umask = 022;  // the trainer's file mode creation mask
 };
 
 // What the supervisor observed, rewritten atomically on every change and heartbeat. It exists
@@ -75,6 +77,15 @@ std::string ToJson(const StatusRecord& status);
 // Reads and parses a segment's records; NotFound when the file does not exist (yet).
 [[nodiscard]] StatusOr<LaunchRecord> ReadLaunchRecord(const SegmentFiles& files);
 [[nodiscard]] StatusOr<StatusRecord> ReadStatusRecord(const SegmentFiles& files);
+
+// The runner moves the deadline of a claimed segment with this signal, queued (sigqueue) with the
+// deadline as its value (DeadlineSignalValue): a channel that no file under the state directory,
+// which the trial could write, can reach. The deadline file serves the segment's claim, and after
+// it can only bring the deadline forward.
+inline constexpr int kDeadlineSignal = SIGUSR1;
+sigval DeadlineSignalValue(double deadline_unix_seconds);
+// The deadline a value of DeadlineSignalValue carries.
+double DeadlineOfSignalValue(sigval value);
 
 // The deadline file holds the hard deadline as decimal seconds since the Unix epoch.
 [[nodiscard]] Status WriteDeadline(const SegmentFiles& files, double deadline_unix_seconds);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,8 +44,17 @@ sigset_t TakeOverSignals() {
   sigaddset(&waited, SIGTERM);
   sigaddset(&waited, SIGINT);
   sigaddset(&waited, SIGCHLD);
+  sigaddset(&waited, kDeadlineSignal);
   sigprocmask(SIG_SETMASK, &waited, nullptr);
   return waited;
+}
+
+// Waits up to `seconds` for a signal of `set`; fills `info` and returns its number, or -1.
+int WaitForSignalInfo(const sigset_t& set, double seconds, siginfo_t* info) {
+  timespec timeout{};
+  timeout.tv_sec = static_cast<time_t>(seconds);
+  timeout.tv_nsec = static_cast<long>((seconds - static_cast<double>(timeout.tv_sec)) * 1e9);
+  return sigtimedwait(&set, info, &timeout);
 }
 
 std::vector<char*> CStrings(std::vector<std::string>& strings) {
@@ -65,6 +75,9 @@ class Supervisor {
     launch_ = std::move(launch).value();
     StatusOr<double> deadline = ReadDeadline(files_);
     if (!deadline.ok()) return deadline.status();
+    // Orphans of the trial (a daemonized grandchild) become the supervisor's children, so that
+    // it sees, charges and kills every process the trial starts.
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
 
     status_.trial = launch_.trial;
     status_.segment = launch_.segment;
@@ -83,7 +96,12 @@ class Supervisor {
     }
     if (!claimed.ok()) return claimed;
 
-    // Claimed: from here on every path ends in a final status.
+    // Claimed: from here on every path ends in a final status. The deadline file is read again:
+    // a runner that moved the deadline before the claim signals only a claimed segment. From now
+    // on the file, which the trial could reach, can only bring the deadline forward.
+    if (StatusOr<double> claimed_deadline = ReadDeadline(files_); claimed_deadline.ok()) {
+      status_.deadline_unix_seconds = *claimed_deadline;
+    }
     if (StopRequested()) {
       stop_reason_ = Reason::kStopped;
       return Finish();
@@ -126,6 +144,7 @@ class Supervisor {
       sigset_t none;
       sigemptyset(&none);
       sigprocmask(SIG_SETMASK, &none, nullptr);
+      umask(launch_.umask);
       execvpe(argv[0], argv.data(), envp.data());
       std::fprintf(stderr, "budgetsweep: cannot run %s: %s\n", argv[0], std::strerror(errno));
       _exit(127);
@@ -140,20 +159,28 @@ class Supervisor {
     return OkStatus();
   }
 
-  // Waits for the trainer's exit while enforcing the deadline and stop requests.
+  // Waits until the trainer and every process it started have exited, enforcing the deadline and
+  // stop requests. Processes the trainer leaves behind get SIGTERM when it exits and SIGKILL after
+  // the grace period or at the deadline, whichever is first; the segment is charged until then.
   void Supervise() {
     const double interval = launch_.heartbeat_interval_seconds;
     double next_heartbeat = status_.heartbeat_unix_seconds + interval / 2;
-    while (!ReapTrainer()) {
+    while (true) {
+      ReapChildren();
       double now = NowUnixSeconds();
-      if (StatusOr<double> deadline = ReadDeadline(files_); deadline.ok()) {
-        status_.deadline_unix_seconds = *deadline;
+      if (status_.exit_code) {
+        if (DescendantsOf(getpid()).empty()) return;
+        TerminateLeftovers(now);
+      }
+      if (StatusOr<double> deadline = ReadDeadline(files_);
+          deadline.ok() && *deadline < status_.deadline_unix_seconds) {
+        MoveDeadline(*deadline);
       }
       const double deadline = status_.deadline_unix_seconds;
       if (StopRequested()) Terminate(Reason::kStopped, now + launch_.grace_seconds);
       if (now >= deadline - launch_.grace_seconds) Terminate(Reason::kDeadlineExceeded, deadline);
       if (!killed_ && now >= kill_at_) {
-        kill(-status_.trainer_pid, SIGKILL);
+        SignalTrial(SIGKILL);
         killed_ = true;
       }
       if (now >= next_heartbeat) {
@@ -165,38 +192,65 @@ class Supervisor {
       double wake = std::min(next_heartbeat, now + kPollSeconds);
       if (stop_reason_ == Reason::kNone) wake = std::min(wake, deadline - launch_.grace_seconds);
       if (!killed_) wake = std::min(wake, kill_at_);
-      int signal_number = WaitForSignal(waited_, std::max(wake - now, 0.001));
+      siginfo_t info{};
+      int signal_number = WaitForSignalInfo(waited_, std::max(wake - now, 0.001), &info);
       if (signal_number == SIGTERM || signal_number == SIGINT) {
         Terminate(Reason::kStopped, NowUnixSeconds() + launch_.grace_seconds);
+      } else if (signal_number == kDeadlineSignal && info.si_code == SI_QUEUE) {
+        MoveDeadline(DeadlineOfSignalValue(info.si_value));
       }
     }
+  }
+
+  // The status record shows the deadline in force at once: the runner reserves by it.
+  void MoveDeadline(double deadline) {
+    status_.deadline_unix_seconds = deadline;
+    WriteStatusOrLog();
   }
 
   // Sends SIGTERM once, records why, and brings the SIGKILL forward to `kill_at` if earlier.
   void Terminate(Reason reason, double kill_at) {
     if (stop_reason_ == Reason::kNone) {
       stop_reason_ = reason;
-      kill(-status_.trainer_pid, SIGTERM);
+      SignalTrial(SIGTERM);
     }
     kill_at_ = std::min(kill_at_, kill_at);
   }
 
-  // True once the trainer has exited; records its exit code.
-  bool ReapTrainer() {
-    int wait_status = 0;
-    pid_t pid = waitpid(status_.trainer_pid, &wait_status, WNOHANG);
-    if (pid == 0 || (pid < 0 && errno == EINTR)) return false;
-    if (pid == status_.trainer_pid) {
-      status_.exit_code =
-          WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
+  // After the trainer's exit: SIGTERM once to what it left running, SIGKILL after the grace.
+  void TerminateLeftovers(double now) {
+    if (!leftovers_signalled_) {
+      leftovers_signalled_ = true;
+      std::fprintf(stderr, "the trainer exited and left processes running; stopping them\n");
+      SignalTrial(SIGTERM);
     }
-    return true;
+    kill_at_ = std::min(kill_at_, now + launch_.grace_seconds);
+  }
+
+  // `signal_number` to the trainer's process group and to every process descended from the
+  // supervisor, those that left the group (setsid) and were orphaned included.
+  void SignalTrial(int signal_number) {
+    kill(-status_.trainer_pid, signal_number);
+    for (pid_t pid : DescendantsOf(getpid())) kill(pid, signal_number);
+  }
+
+  // Reaps every child that exited: the trainer, whose exit code it records, and the orphans of
+  // the trial that the supervisor inherited as their subreaper.
+  void ReapChildren() {
+    int wait_status = 0;
+    pid_t pid;
+    while ((pid = waitpid(-1, &wait_status, WNOHANG)) > 0 || (pid < 0 && errno == EINTR)) {
+      if (pid == status_.trainer_pid) {
+        status_.exit_code =
+            WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
+      }
+    }
   }
 
   Status Finish() {
     status_.finished_unix_seconds = NowUnixSeconds();
     status_.heartbeat_unix_seconds = *status_.finished_unix_seconds;
-    if (status_.trainer_pid > 0) kill(-status_.trainer_pid, SIGKILL);  // its leftover children
+    if (status_.trainer_pid > 0) SignalTrial(SIGKILL);  // none is left unless spawning failed
     if (stop_reason_ != Reason::kNone) {
       status_.state = SegmentState::kFailed;
       status_.reason = stop_reason_;
@@ -221,6 +275,7 @@ class Supervisor {
   Reason stop_reason_ = Reason::kNone;  // why the supervisor ended the trainer
   double kill_at_ = std::numeric_limits<double>::infinity();
   bool killed_ = false;
+  bool leftovers_signalled_ = false;
 };
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -158,6 +159,7 @@ TEST_F(LocalBackendTest, RunsSegmentToSuccessWithRealTimes) {
 
 TEST_F(LocalBackendTest, DeliversTheEnvContractAndParameters) {
   setenv("BSW_TEST_RUNNER_VAR", "from-runner", 1);
+  setenv("LC_BSW_TEST", "inherited", 1);
   fs::path dump = state_dir_ / "env.json";
   SegmentSpec spec = Spec("t-env", 9, {"--dump-env-to=" + dump.string()});
   spec.until_resource = 1;
@@ -174,7 +176,9 @@ TEST_F(LocalBackendTest, DeliversTheEnvContractAndParameters) {
                           "--dump-env-to=" + dump.string(), "--lr=0.003", "--batch-size=128",
                           "--optimizer=adamw"));
   const nlohmann::json& env = dumped["env"];
-  EXPECT_EQ(env["BSW_TEST_RUNNER_VAR"], "from-runner");
+  EXPECT_FALSE(env.contains("BSW_TEST_RUNNER_VAR"));  // not on the inherited list
+  EXPECT_EQ(env["LC_BSW_TEST"], "inherited");
+  EXPECT_EQ(env["PATH"], std::getenv("PATH"));
   EXPECT_EQ(env["EXTRA"], "x");
   EXPECT_EQ(env["BUDGETSWEEP_SWEEP"], "sweep");
   EXPECT_EQ(env["BUDGETSWEEP_TRIAL"], "t-env");
@@ -193,6 +197,50 @@ TEST_F(LocalBackendTest, DeliversTheEnvContractAndParameters) {
   int epochs = 0;
   checkpoint >> epochs;
   EXPECT_EQ(epochs, 1);
+}
+
+TEST_F(LocalBackendTest, ATrialGetsOnlyTheInheritedAndPassedVariablesAndItsRecordHoldsThem) {
+  setenv("BSW_TEST_API_TOKEN", "secret", 1);
+  setenv("BSW_TEST_PASSED", "passed", 1);
+  LocalBackendOptions options;
+  options.state_dir = state_dir_;
+  options.supervisor_command = {BSW_SUPERVISOR_PATH};
+  options.pass_env = {"BSW_TEST_PASSED"};
+  options.trial_umask = 027;
+  StatusOr<std::unique_ptr<LocalBackend>> backend = LocalBackend::Create(options);
+  ASSERT_TRUE(backend.ok());
+  fs::path dump = state_dir_ / "env.json";
+  SegmentSpec spec = Spec("t-pass", 1, {"--dump-env-to=" + dump.string()});
+  ASSERT_TRUE((*backend)->Start(spec).ok());
+  EXPECT_EQ(WaitFinished("t-pass").state, SegmentState::kSucceeded);
+
+  const nlohmann::json env = ReadJson(dump)["env"];
+  EXPECT_FALSE(env.contains("BSW_TEST_API_TOKEN"));
+  EXPECT_EQ(env["BSW_TEST_PASSED"], "passed");
+  // The launch record holds exactly what the trial got: a re-issued launch gets the same.
+  nlohmann::json launch = ReadJson(SegmentDir("t-pass") / "launch.json");
+  std::map<std::string, std::string> recorded;
+  for (const std::string& var : launch["env"].get<std::vector<std::string>>()) {
+    recorded[var.substr(0, var.find('='))] = var.substr(var.find('=') + 1);
+  }
+  EXPECT_EQ(nlohmann::json(recorded), env);
+  EXPECT_EQ(launch["umask"], 027);
+  // The trainer's checkpoint was made under the trial's own mask.
+  fs::path checkpoint = state_dir_ / "trials/t-pass/checkpoint/curve-trainer.epoch";
+  EXPECT_EQ(fs::status(checkpoint).permissions() & fs::perms::mask,
+            fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+}
+
+TEST_F(LocalBackendTest, InheritsTheDocumentedVariablesOnly) {
+  for (const char* name : {"PATH", "HOME", "LANG", "LC_ALL", "CUDA_HOME", "NVIDIA_VISIBLE_DEVICES",
+                           "OMP_NUM_THREADS", "OPENBLAS_CORETYPE", "https_proxy", "NO_PROXY"}) {
+    EXPECT_TRUE(InheritsVariable(name, {})) << name;
+  }
+  for (const char* name : {"AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN", "KUBECONFIG", "LC", "PATHX",
+                           "SSH_AUTH_SOCK", "BUDGETSWEEP_TOKEN"}) {
+    EXPECT_FALSE(InheritsVariable(name, {})) << name;
+  }
+  EXPECT_TRUE(InheritsVariable("KUBECONFIG", {"KUBECONFIG"}));
 }
 
 TEST_F(LocalBackendTest, DeliversThePopulationContract) {
@@ -266,6 +314,80 @@ TEST_F(LocalBackendTest, SetDeadlineMovesTheHardStopOfARunningSegment) {
   SegmentStatus done = WaitFinished("t-moved");
   EXPECT_EQ(done.reason, Reason::kDeadlineExceeded);
   EXPECT_LE(*done.finished_unix_seconds, deadline + kSlackSeconds);
+}
+
+TEST_F(LocalBackendTest, SetDeadlineCanGiveARunningSegmentMoreTime) {
+  SegmentSpec spec = LongSpec("t-extended");
+  spec.deadline_unix_seconds = NowUnixSeconds() + 1.0;
+  ASSERT_TRUE(backend_->Start(spec).ok());
+  double deadline = NowUnixSeconds() + 2.0;
+  ASSERT_TRUE(backend_->SetDeadline("t-extended", 0, deadline).ok());
+  SegmentStatus done = WaitFinished("t-extended");
+  EXPECT_EQ(done.reason, Reason::kDeadlineExceeded);
+  EXPECT_GE(*done.finished_unix_seconds, deadline - spec.grace_seconds - 0.01);
+  EXPECT_LE(*done.finished_unix_seconds, deadline + kSlackSeconds);
+}
+
+// Issue 39: a trainer rewrote its deadline file to a far-off time and ran on past its budget.
+TEST_F(LocalBackendTest, ATrainerCannotPutItsDeadlineOffThroughItsFiles) {
+  SegmentSpec spec = LongSpec("t-rewrite");
+  spec.command.insert(spec.command.begin(), {BSW_HOSTILE_TRAINER_PATH, "rewrite-deadline", "--"});
+  spec.deadline_unix_seconds = NowUnixSeconds() + 1.5;
+  ASSERT_TRUE(backend_->Start(spec).ok());
+  backend_.reset();  // the runner is gone: only the supervisor holds the deadline
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  backend_ = MakeBackend();
+  SegmentStatus done = WaitFinished("t-rewrite", 0, 5);
+  EXPECT_EQ(done.reason, Reason::kDeadlineExceeded);
+  ASSERT_TRUE(done.finished_unix_seconds.has_value());
+  EXPECT_LE(*done.finished_unix_seconds, spec.deadline_unix_seconds + kSlackSeconds);
+}
+
+// The pids the hostile trainer's escape mode wrote for trial `trial`.
+std::vector<pid_t> Escapees(const fs::path& state_dir, const std::string& trial) {
+  std::ifstream in(state_dir / "trials" / trial / "checkpoint/escapee.pid");
+  std::vector<pid_t> pids;
+  for (pid_t pid; in >> pid;) pids.push_back(pid);
+  return pids;
+}
+
+TEST_F(LocalBackendTest, ProcessesATrainerLeavesBehindAreKilledAndCharged) {
+  SegmentSpec spec = Spec("t-escape");
+  spec.command.insert(spec.command.begin(), {BSW_HOSTILE_TRAINER_PATH, "escape", "--"});
+  double before = NowUnixSeconds();
+  ASSERT_TRUE(backend_->Start(spec).ok());
+  SegmentStatus done = WaitFinished("t-escape");
+  EXPECT_EQ(done.state, SegmentState::kSucceeded);
+  std::vector<pid_t> escapees = Escapees(state_dir_, "t-escape");
+  ASSERT_EQ(escapees.size(), 1u);
+  EXPECT_FALSE(RunningProcessStartTicks(escapees[0]).has_value()) << "the escapee outlived it";
+  // Charged until the escapee, which ignores SIGTERM, was killed a grace period after the
+  // trainer's exit: 3 epochs of 0.05 s and the fixture's 0.5 s linger before that.
+  EXPECT_GE(*done.finished_unix_seconds - before, 0.15 + 0.5 + spec.grace_seconds);
+}
+
+TEST_F(LocalBackendTest, KilledSupervisorTakesTheTrialsEscapedProcessesAlong) {
+  SegmentSpec spec = LongSpec("t-escape-lost");
+  spec.command.insert(spec.command.begin(), {BSW_HOSTILE_TRAINER_PATH, "escape", "--"});
+  ASSERT_TRUE(backend_->Start(spec).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  std::vector<pid_t> escapees = Escapees(state_dir_, "t-escape-lost");
+  ASSERT_EQ(escapees.size(), 1u);
+  nlohmann::json status = ReadJson(SegmentDir("t-escape-lost") / "status.json");
+  ASSERT_EQ(kill(status["supervisor_pid"].get<pid_t>(), SIGKILL), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_TRUE(RunningProcessStartTicks(escapees[0]).has_value());  // orphaned, not yet found
+
+  double settled_at = NowUnixSeconds();
+  SegmentStatus lost = Get("t-escape-lost");
+  EXPECT_EQ(lost.reason, Reason::kLost);
+  ASSERT_TRUE(lost.finished_unix_seconds.has_value());
+  EXPECT_GE(*lost.finished_unix_seconds, settled_at);  // charged until it was found and killed
+  auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (RunningProcessStartTicks(escapees[0]) && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_FALSE(RunningProcessStartTicks(escapees[0]).has_value()) << "the escapee outlived it";
 }
 
 TEST_F(LocalBackendTest, StopEndsSegmentAsStoppedEvenWhenTrainerExitsZero) {

@@ -10,9 +10,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include "nlohmann/json.hpp"
+#include "operator/adapters/local/state_dir.h"
 #include "tests/mocks/fake_clock.h"
 
 namespace bsw::local {
@@ -41,11 +43,17 @@ class PoolFileTest : public ::testing::Test {
   static void Write(const std::string& path, const std::string& text) {
     std::ofstream(path) << text;
   }
-  std::string StateDir(const std::string& name) {
+  std::string StateDir(const std::string& name) const {
     fs::create_directories(dir_ / name);
     return (dir_ / name).string();
   }
+  // Opens the pool for `sweep` as its runner does, holding the sweep's state directory.
   std::unique_ptr<PoolFile> Open(const std::string& sweep) {
+    if (!locks_.contains(sweep)) {
+      StatusOr<StateDirLock> held = StateDirLock::Acquire(StateDir(sweep));
+      EXPECT_TRUE(held.ok()) << held.status().message();
+      if (held.ok()) locks_.emplace(sweep, std::move(held).value());
+    }
     StatusOr<std::unique_ptr<PoolFile>> pool =
         PoolFile::Open(pool_, sweep, "", StateDir(sweep), clock_);
     EXPECT_TRUE(pool.ok()) << pool.status().message();
@@ -62,6 +70,7 @@ class PoolFileTest : public ::testing::Test {
 
   FakeClock clock_{1'764'547'200};  // 2025-12-01T00:00:00Z
   fs::path dir_;
+  std::map<std::string, StateDirLock> locks_;
   std::string pool_;
 };
 
@@ -84,8 +93,9 @@ TEST_F(PoolFileTest, ARunKilledWithKillDashNineStaysChargedButTakesNoPart) {
   pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
+    StatusOr<StateDirLock> held = StateDirLock::Acquire(state);
     StatusOr<std::unique_ptr<PoolFile>> pool = PoolFile::Open(pool_, "killed", "", state, clock_);
-    if (!pool.ok() || !(*pool)->Acquire(0).ok()) _exit(1);
+    if (!held.ok() || !pool.ok() || !(*pool)->Acquire(0).ok()) _exit(1);
     if (!(*pool)->Commit(PoolAccount{.sweep = "killed", .reserved_device_seconds = 600}).ok())
       _exit(1);
     if (write(ready[1], "x", 1) != 1) _exit(1);
@@ -98,9 +108,6 @@ TEST_F(PoolFileTest, ARunKilledWithKillDashNineStaysChargedButTakesNoPart) {
   ASSERT_TRUE(b);
   // Alive: its part (1800, of which it holds 600) is kept for it.
   EXPECT_DOUBLE_EQ(Reserve(*b, "b", 0).cap_device_seconds, 3600 - 600 - 1200);
-  // A second run of the same sweep is refused while the first lives.
-  StatusOr<std::unique_ptr<PoolFile>> twice = PoolFile::Open(pool_, "killed", "", state, clock_);
-  EXPECT_THAT(twice.status().message(), HasSubstr("another budgetsweep run is running"));
 
   kill(child, SIGKILL);
   waitpid(child, nullptr, 0);
@@ -110,6 +117,8 @@ TEST_F(PoolFileTest, ARunKilledWithKillDashNineStaysChargedButTakesNoPart) {
   EXPECT_DOUBLE_EQ(Reserve(*b, "b", 0).cap_device_seconds, 3600 - 600);
   EXPECT_FALSE(b->accounts().at(fs::canonical(state).string()).active);
   // Resumed: the new run settles the account to what the sweep holds.
+  StatusOr<StateDirLock> relocked = StateDirLock::Acquire(state);  // the killed runner's is gone
+  ASSERT_TRUE(relocked.ok()) << relocked.status().message();
   StatusOr<std::unique_ptr<PoolFile>> resumed = PoolFile::Open(pool_, "killed", "", state, clock_);
   ASSERT_TRUE(resumed.ok()) << resumed.status().message();
   ASSERT_TRUE((*resumed)->Acquire(250).ok());
@@ -138,6 +147,11 @@ TEST_F(PoolFileTest, BadFilesAreNamed) {
               HasSubstr(pool_ + ".ledger.json.sweeps[0].sweep: must be a string, got number 1"));
   EXPECT_THAT(cap.status().message(),
               HasSubstr(pool_ + ".ledger.json.sweeps[0].usedDeviceSeconds: required"));
+  // Waiting cannot heal a damaged ledger: the runner ends on FailedPrecondition.
+  EXPECT_EQ(cap.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(cap.status().message(), HasSubstr("the pool's ledger is damaged"));
+  Write(pool_ + ".ledger.json", "{\"sweeps\": [");
+  EXPECT_THAT(a->Acquire(0).status().message(), HasSubstr(pool_ + ".ledger.json: not JSON"));
   // The gate was given back: a fixed ledger is read at once.
   fs::remove(pool_ + ".ledger.json");
   EXPECT_TRUE(a->Acquire(0).ok());

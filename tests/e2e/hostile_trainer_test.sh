@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Issue 39: the hard cap and the state directory hold whatever a trial does and whatever a user
+# types. Trials of the hostile-trainer fixture rewrite their deadline files and leave daemonized
+# processes that ignore SIGTERM; the runner is killed with -9 while they do, and resumed. Each
+# case checks the charge against the cap, that nothing is left, a true status and the message.
+source "$(dirname "$0")/lib.sh"
+HOSTILE="$(cd "$(dirname "$0")/../fixtures/hostile-trainer" && pwd)/hostile-trainer.sh"
+
+# gpuHours 0.004 is 14.4 device-seconds: far less than the trials would train.
+curve_sweep "$WORK/sweep.yaml" hostile '  budget: {gpuHours: 0.004}
+  resource: {unit: epochs, min: 1, max: 27, reductionFactor: 3}
+  scheduler: {algorithm: asha, mode: stop, seed: 5}
+  parallelism: 2
+  maxTrials: 6' '"--seconds-per-epoch=0.3"'
+sed -i "s|command: \[\"$CURVE\"\]|command: [\"$HOSTILE\", rewrite-deadline, escape, --, \"$CURVE\"]|" \
+  "$WORK/sweep.yaml"
+grep -q rewrite-deadline "$WORK/sweep.yaml" || fail "the sweep does not run the hostile trainer"
+
+"$BSW" run "$WORK/sweep.yaml" --state-dir "$WORK/state" >"$WORK/first.log" 2>&1 &
+first=$!
+for _ in $(seq 100); do
+  grep -q SegmentLaunched "$WORK/state/journal.jsonl" 2>/dev/null && break
+  sleep 0.1
+done
+grep -q SegmentLaunched "$WORK/state/journal.jsonl" || fail "no segment launched in 10 s"
+
+# One runner per state directory: a second one exits 2, naming the directory and the holder.
+rc=0
+"$BSW" run "$WORK/sweep.yaml" --state-dir "$WORK/state" >"$WORK/second.log" 2>&1 || rc=$?
+cat "$WORK/second.log"
+[ "$rc" -eq 2 ] || fail "a second runner on the same state directory exited $rc, want 2"
+grep -q "$WORK/state: another budgetsweep run (PID $first) is running this sweep" "$WORK/second.log" \
+  || fail "the second runner's message does not name the directory and PID $first"
+
+# The runner dies while its trials rewrite their deadlines: their supervisors keep the deadlines
+# the runner gave them.
+sleep 1
+kill -9 "$first"
+wait "$first" 2>/dev/null || true
+sleep 2
+
+rc=0
+timeout 150 "$BSW" run "$WORK/sweep.yaml" --state-dir "$WORK/state" --output json \
+  >"$WORK/status.json" 2>"$WORK/resumed.log" || rc=$?
+[ "$rc" -eq 0 ] || { tail -n 30 "$WORK/resumed.log" >&2; fail "the resumed run exited $rc"; }
+used=$(json_get "$WORK/status.json" '"%.6f" % s["budget"]["used"]')
+# The documented bound: (grace + one poll of the supervisor) per running segment, on 2 slots.
+json_get "$WORK/status.json" \
+  's["budget"]["used"] <= s["budget"]["gpuHours"] + 2 * (2 + 0.1) / 3600 or sys.exit(1)' >/dev/null \
+  || fail "used $used GPU-hours of 0.004: over the cap"
+echo "ok: used $used of 0.004 GPU-hours after the trials rewrote their deadlines"
+[ "$(json_get "$WORK/status.json" 's["phase"]')" = BudgetExhausted ] || fail "phase is not BudgetExhausted"
+assert_journal_sane "$WORK/state" 27
+
+# Every escapee is gone, and so is every other process of the trials.
+escapees=$(cat "$WORK"/state/trials/*/checkpoint/escapee.pid)
+[ -n "$escapees" ] || fail "the hostile trainers left no escapee to look for"
+for pid in $escapees; do
+  if [ -e "/proc/$pid" ] && ! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null; then
+    fail "escapee $pid is still running"
+  fi
+done
+echo "ok: $(wc -w <<<"$escapees") escaped processes, none left"
+assert_no_trial_processes
+
+# report reads the state directory and never writes into it.
+cp "$WORK/state/journal.jsonl" "$WORK/journal.before"
+rc=0
+"$BSW" report "$WORK/state" -o "$WORK/state/journal.jsonl" 2>"$WORK/report.log" || rc=$?
+cat "$WORK/report.log"
+[ "$rc" -eq 2 ] || fail "report into the state directory exited $rc, want 2"
+grep -q "inside the state directory" "$WORK/report.log" || fail "report's message does not say why"
+cmp -s "$WORK/journal.before" "$WORK/state/journal.jsonl" || fail "report changed the journal"
+"$BSW" report "$WORK/state" -o "$WORK/report.html" >/dev/null || fail "report elsewhere failed"
+
+# State directories are the user's alone.
+[ "$(stat -c %a "$WORK/state")" = 700 ] || fail "the state directory is not 0700"
+[ "$(stat -c %a "$WORK/state/journal.jsonl")" = 600 ] || fail "the journal is not 0600"
+launch=$(ls "$WORK"/state/trials/*/seg-0/launch.json | head -n 1)
+[ "$(stat -c %a "$launch")" = 600 ] || fail "$launch is not 0600"
+
+# Only a new, empty or budgetsweep directory is a state directory.
+mkdir "$WORK/photos"
+touch "$WORK/photos/holiday.jpg"
+ln -s / "$WORK/root-link"
+for dir in "$WORK/photos" "$WORK/root-link"; do
+  rc=0
+  "$BSW" run "$WORK/sweep.yaml" --state-dir "$dir" 2>"$WORK/refused.log" || rc=$?
+  cat "$WORK/refused.log"
+  [ "$rc" -eq 2 ] || fail "--state-dir $dir exited $rc, want 2"
+  grep -q "is not a budgetsweep state directory" "$WORK/refused.log" || fail "$dir: no reason given"
+done
+[ ! -e /journal.jsonl ] && [ ! -e /.budgetsweep-state ] || fail "a run wrote at /"
+[ "$(ls "$WORK/photos")" = holiday.jpg ] || fail "a refused run wrote into $WORK/photos"

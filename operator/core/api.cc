@@ -547,7 +547,7 @@ void ParseSpec(const json& body, std::vector<std::string>* errors, SweepSpec* sp
     if (std::optional<double> h =
             b.Positive("gpuHours", false, kMaxGpuHours, "the largest budget a sweep may have")) {
       spec->budget_gpu_hours = *h;
-    } else if (!pooled) {
+    } else if (!pooled && !b.Has("gpuHours")) {
       b.Error("gpuHours", "required unless poolRef names a BudgetPool");
     }
     if (const json* ref = b.Object("poolRef", false)) {

@@ -13,6 +13,12 @@ curve_sweep "$WORK/sweep.yaml" budget '  budget: {gpuHours: 0.004}
   2>"$WORK/progress.log" || { cat "$WORK/progress.log" >&2; fail "run exited $?"; }
 cat "$WORK/status.json"
 [ "$(json_get "$WORK/status.json" 's["phase"]')" = BudgetExhausted ] || fail "phase is not BudgetExhausted"
+# Issue 40 point 5: the reason is written once, not "BudgetExhausted: BudgetExhausted: requested".
+grep -q "^sweep BudgetExhausted: requested " "$WORK/progress.log" ||
+  fail "the progress log does not say what was requested and what was left"
+if grep -q "BudgetExhausted.*BudgetExhausted" "$WORK/progress.log"; then
+  fail "a progress line repeats the reason BudgetExhausted"
+fi
 json_get "$WORK/status.json" 's["budget"]["used"] <= s["budget"]["gpuHours"] or sys.exit(1)' >/dev/null \
   || fail "budget used exceeds the budget"
 json_get "$WORK/status.json" 's["budget"]["used"] >= 0.5 * s["budget"]["gpuHours"] or sys.exit(1)' >/dev/null \

@@ -15,6 +15,7 @@ namespace {
 
 using nlohmann::json;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 using testing::ValidSweepJson;
 
@@ -432,6 +433,16 @@ TEST(ParseSweep, ReportsEveryProblemAtOnceOneLineEach) {
   EXPECT_THAT(m, HasSubstr("spec.searchSpace.lr.min: must be greater than 0 on a log scale"));
   EXPECT_THAT(m, HasSubstr("spec.trial.colour: unknown field"));
   EXPECT_EQ(std::count(m.begin(), m.end(), '\n'), 5) << m;
+}
+
+TEST(ParseSweep, ABadBudgetIsReportedOnceNotAlsoAsMissing) {
+  for (json value : {json("4"), json(std::numeric_limits<double>::infinity()), json(-1)}) {
+    json j = ValidSweepJson();
+    j["spec"]["budget"]["gpuHours"] = value;
+    const std::string m = ParseSweep(j).status().message();
+    EXPECT_EQ(std::count(m.begin(), m.end(), '\n'), 0) << m;
+    EXPECT_THAT(m, Not(HasSubstr("required"))) << m;
+  }
 }
 
 TEST(ParseSweep, AcceptsEveryBoundItself) {

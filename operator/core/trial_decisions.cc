@@ -30,19 +30,36 @@ SegmentEnd FailedEnd(const Trial& t, const SegmentStatus& st) {
                        : "ended without an exit code"};
 }
 
+// Whether a segment that never started has waited away half of what it was admitted for, or
+// would get SIGTERM at once: the runner died between journaling and starting it and was down a
+// while, or its start kept failing (a full disk).
+bool ReservationLapsed(const PlanInput& in, const SegmentRecord& seg) {
+  double admitted = seg.deadline - seg.launched_at;
+  double left = seg.deadline - in.now;
+  return left < admitted / 2 || left <= in.spec().grace_seconds;
+}
+
 // A trial whose segment the backend does not show: stopped before it started, or journaled but
-// never started (a crash between the two), which is started again (Start is idempotent).
+// never started (a crash between the two). It is started again (Start is idempotent) while its
+// reservation lasts; after that it ends uncharged as Interrupted, which spends no retry, and the
+// trial is admitted again with a fresh reservation and deadline: never ended unstarted.
 Part UnseenSegment(const PlanInput& in, const Trial& t, const SegmentRecord& seg) {
   Part part;
+  event::SegmentEnded e{.at = in.now, .trial = t.index, .segment = seg.number};
   if (t.stop_requested) {
-    event::SegmentEnded e{.at = in.now, .trial = t.index, .segment = seg.number};
     e.reason = ReasonName(Reason::kStopped);
     e.message = "stopped before it started";
     part.events.push_back(e);
     return part;
   }
-  part.actions.push_back(StartSegment{t.index, seg.number, seg.until, seg.deadline});
   part.occupied = 1;
+  if (ReservationLapsed(in, seg)) {
+    e.reason = ReasonName(Reason::kInterrupted);
+    e.message = "never started while its reservation lasted; it is admitted again";
+    part.events.push_back(e);
+    return part;
+  }
+  part.actions.push_back(StartSegment{t.index, seg.number, seg.until, seg.deadline});
   return part;
 }
 
@@ -99,10 +116,14 @@ Admitted ReconcileTrial(const PlanInput& in, const Trial& t, const Ledger& ledge
   const SegmentRecord& seg = t.segments.back();
   const SegmentStatus* st = in.observed.Segment(t.name, seg.number);
   if (st == nullptr) {
-    // Journaled, so admitted, but not started yet: it still holds what it was admitted for.
+    // Journaled, so admitted, but not started yet: started again, it still holds what it was
+    // admitted for.
+    Part part = UnseenSegment(in, t, seg);
     Ledger held = ledger;
-    held.Hold(ChargedDevices(in.spec().trial_gpus) * std::max(0.0, seg.deadline - in.now));
-    return {UnseenSegment(in, t, seg), held};
+    if (!part.actions.empty()) {
+      held.Hold(ChargedDevices(in.spec().trial_gpus) * std::max(0.0, seg.deadline - in.now));
+    }
+    return {std::move(part), held};
   }
   if (st->state == SegmentState::kSucceeded || st->state == SegmentState::kFailed) {
     Part part;

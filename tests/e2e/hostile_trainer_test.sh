@@ -92,3 +92,47 @@ for dir in "$WORK/photos" "$WORK/root-link"; do
 done
 [ ! -e /journal.jsonl ] && [ ! -e /.budgetsweep-state ] || fail "a run wrote at /"
 [ "$(ls "$WORK/photos")" = holiday.jpg ] || fail "a refused run wrote into $WORK/photos"
+
+# A launch journaled before the runner died and never started (its segment directory is gone, as
+# when the runner is killed between the two) is admitted again once its reservation lapsed: its
+# trial trains, it does not end unstarted at a deadline that passed while the runner was down.
+curve_sweep "$WORK/lost.yaml" lost '  budget: {gpuHours: 0.02}
+  resource: {unit: epochs, min: 1, max: 3, reductionFactor: 3}
+  scheduler: {algorithm: asha, mode: stop, seed: 3}
+  parallelism: 2
+  maxTrials: 2' '"--seconds-per-epoch=1"'
+"$BSW" run "$WORK/lost.yaml" --state-dir "$WORK/lost" >"$WORK/lost-killed.log" 2>&1 &
+pid=$!
+for _ in $(seq 100); do
+  [ "$(cat "$WORK/lost/journal.jsonl" 2>/dev/null | grep -c SegmentLaunched)" -ge 2 ] && break
+  sleep 0.05
+done
+kill -9 "$pid"
+wait "$pid" 2>/dev/null || true
+pkill -KILL -f -- "$WORK/lost/" || true
+rm -rf "$WORK"/lost/trials/*/seg-*
+grep -q ValueRecorded "$WORK/lost/journal.jsonl" && fail "values were recorded before the kill"
+# A launch goes on with what is left of its reservation until half of it has lapsed.
+wait_s=$(python3 -c '
+import json, sys, time
+launches = [e for e in map(json.loads, open(sys.argv[1])) if e["event"] == "SegmentLaunched"]
+half = max((e["at"] + e["deadline"]) / 2 for e in launches)
+print(max(0.0, half - time.time()) + 0.5)' "$WORK/lost/journal.jsonl")
+echo "waiting ${wait_s}s until the unstarted launches lost half of their reservations"
+sleep "$wait_s"
+timeout 120 "$BSW" run "$WORK/lost.yaml" --state-dir "$WORK/lost" --output json \
+  >"$WORK/lost.json" 2>"$WORK/lost.log" || { tail -n 20 "$WORK/lost.log" >&2; fail "lost: run failed"; }
+[ "$(json_get "$WORK/lost.json" 's["phase"]')" = Completed ] || fail "lost: phase is not Completed"
+[ "$(json_get "$WORK/lost.json" 's["trials"]["completed"]')" -ge 1 ] || fail "lost: no trial completed"
+python3 - "$WORK/lost/journal.jsonl" <<'PY' || fail "lost: a trial ended without having trained"
+import json, sys
+events = [json.loads(l) for l in open(sys.argv[1])]
+ends = [e for e in events if e["event"] == "SegmentEnded"]
+readmitted = [e for e in ends if e["reason"] == "Interrupted" and "never started" in e["message"]]
+assert len(readmitted) == 2, f"{len(readmitted)} launches admitted again, want 2"
+assert not any("started" in e for e in readmitted), "an unstarted launch was charged"
+for trial in {e["trial"] for e in ends}:
+    assert any(v["trial"] == trial for v in events if v["event"] == "ValueRecorded"), f"trial {trial} never trained"
+print(f"lost: {len(readmitted)} unstarted launches admitted again; every trial trained")
+PY
+assert_no_trial_processes

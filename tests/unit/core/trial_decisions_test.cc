@@ -259,6 +259,43 @@ TEST(ReconcileTrials, JournaledSegmentsTheBackendLostAreStartedAgainAndHoldTheir
   EXPECT_TRUE(started.part.events.empty());
 }
 
+// Issue 39: a launch journaled before a crash and started after its deadline was killed at once,
+// and its trial ended for good as Stopped (DeadlineExceeded) without having trained.
+TEST(ReconcileTrials, JournaledSegmentsWhoseReservationLapsedEndUnchargedAndAreAdmittedAgain) {
+  testing::PlannerHarness h(Spec());
+  h.Pass();  // two trials created and launched, not started by the backend
+  Observed observed = h.observed();
+  PlannerOptions options;
+  const SegmentRecord& seg = h.model().trial(0).segments.back();
+  const double admitted = seg.deadline - seg.launched_at;
+  for (double down : {admitted / 2 + 1, admitted + 3600}) {
+    PlanInput in{h.model(), observed, seg.launched_at + down, options};
+    Admitted ended = ReconcileTrials(in, Ledger(3600));
+    EXPECT_TRUE(ended.part.actions.empty()) << "down " << down << " s: started with what is left";
+    EXPECT_EQ(ended.part.occupied, 2) << "each keeps its slot for its next launch";
+    EXPECT_DOUBLE_EQ(ended.ledger.reserved(), 0) << "nothing held for a lapsed reservation";
+    ASSERT_EQ(ended.part.events.size(), 2u);
+    const auto& e = std::get<event::SegmentEnded>(ended.part.events[0]);
+    EXPECT_EQ(e.reason, "Interrupted");
+    EXPECT_EQ(e.started, 0) << "never ran, never charged";
+  }
+  // Applied, the trials stay active with no retry spent, and the next pass admits them anew.
+  SweepModel model = h.model();
+  const double now = seg.launched_at + admitted + 3600;
+  for (const Event& e :
+       ReconcileTrials({model, observed, now, options}, Ledger(3600)).part.events) {
+    ASSERT_TRUE(model.Apply(e).ok());
+  }
+  EXPECT_EQ(model.trial(0).failures, 0);
+  EXPECT_EQ(model.trial(0).phase, TrialPhase::kRunning);
+  PlanInput late{model, observed, now, options};
+  Admitted relaunched = ReconcileTrials(late, Ledger(3600));
+  ASSERT_EQ(relaunched.part.events.size(), 2u);
+  const auto& launch = std::get<event::SegmentLaunched>(relaunched.part.events[0]);
+  EXPECT_EQ(launch.segment, seg.number + 1);
+  EXPECT_GT(launch.deadline, late.now + options.deadline_slack_seconds) << "a fresh deadline";
+}
+
 TEST(StopEverything, StopsLiveSegmentsAndTrialsWaitingForOne) {
   testing::PlannerHarness h(Spec());
   h.PassAndCarry();  // trials 0 and 1 run

@@ -796,7 +796,9 @@ StatusOr<PoolSpec> ParsePool(const nlohmann::json& object) {
                 "got \"" +
                     *period + "\"");
       } else if (seconds && *seconds > kMaxPoolPeriodSeconds) {
-        f.Error("period", "out of range: must be at most 366d (a year), got \"" + *period + "\"");
+        f.Error("period", "out of range: must be at most " +
+                              NumberText(kMaxPoolPeriodSeconds / 86400) + "d (a year), got \"" +
+                              *period + "\"");
       }
       pool.period = *period;
     }

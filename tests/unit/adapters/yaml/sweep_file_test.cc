@@ -73,7 +73,10 @@ TEST(SweepFile, EmptyDocumentsAroundTheSweepAreIgnored) {
 // Issue 40 point 5: a byte-order mark. UTF-8's is skipped; UTF-16's and UTF-32's are refused with
 // a message that says what to do, not as an unknown field "\ufeffapiVersion".
 TEST(SweepFile, Utf8ByteOrderMarkIsSkipped) {
-  StatusOr<json> doc = ParseSweepText("\xEF\xBB\xBF" "apiVersion: v1\n", "sweep.yaml");
+  StatusOr<json> doc = ParseSweepText(
+      "\xEF\xBB\xBF"
+      "apiVersion: v1\n",
+      "sweep.yaml");
   ASSERT_TRUE(doc.ok()) << doc.status().message();
   EXPECT_EQ(*doc, json({{"apiVersion", "v1"}}));
 }

@@ -464,7 +464,7 @@ Status LocalBackend::SetDeadline(const std::string& trial, int segment,
   if (Status written = WriteDeadline(files, deadline_unix_seconds); !written.ok()) return written;
   // A claimed segment's supervisor takes a later deadline only from the runner's signal.
   StatusOr<StatusRecord> status = ReadStatusRecord(files);
-  if (!status.ok() || status->state != SegmentState::kRunning ||
+  if (!status.ok() || status->state != SegmentState::kRunning || !status->takes_deadline_signal ||
       !IsSameProcessRunning(status->supervisor_pid, status->supervisor_start_ticks)) {
     return OkStatus();
   }

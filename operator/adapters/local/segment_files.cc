@@ -120,7 +120,8 @@ std::string ToJson(const StatusRecord& status) {
               {"deadline_unix_seconds", status.deadline_unix_seconds},
               {"devices", status.devices},
               {"gpus", status.gpus},
-              {"metrics_url", status.metrics_url}}
+              {"metrics_url", status.metrics_url},
+              {"deadline_signal", status.takes_deadline_signal}}
       .dump(2, ' ', false, json::error_handler_t::replace);
 }
 
@@ -144,10 +145,13 @@ StatusOr<StatusRecord> ParseStatusRecord(std::string_view text) {
     object.at("heartbeat_unix_seconds").get_to(status.heartbeat_unix_seconds);
     object.at("heartbeat_interval_seconds").get_to(status.heartbeat_interval_seconds);
     status.finished_unix_seconds = GetNullable<double>(object, "finished_unix_seconds");
-    object.at("deadline_unix_seconds").get_to(status.deadline_unix_seconds);
+    // null: written by a release that took a budget with no finite deadline (issue 39); read as
+    // long past, so that the state directory resumes once the sweep file is fixed.
+    status.deadline_unix_seconds = GetNullable<double>(object, "deadline_unix_seconds").value_or(0);
     object.at("devices").get_to(status.devices);
     object.at("gpus").get_to(status.gpus);
     object.at("metrics_url").get_to(status.metrics_url);
+    status.takes_deadline_signal = object.value("deadline_signal", false);
     return StatusOr<StatusRecord>(std::move(status));
   });
 }

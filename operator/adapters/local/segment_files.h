@@ -67,6 +67,9 @@ struct StatusRecord {
   int devices = 0;
   std::vector<int> gpus;
   std::string metrics_url;
+  // The supervisor takes deadlines by kDeadlineSignal; false for a supervisor of an earlier
+  // release, which reads the deadline file only (and which the signal would kill).
+  bool takes_deadline_signal = false;
 };
 
 std::string ToJson(const LaunchRecord& launch);

@@ -86,6 +86,7 @@ class Supervisor {
     status_.metrics_url = launch_.metrics_url;
     status_.heartbeat_interval_seconds = launch_.heartbeat_interval_seconds;
     status_.supervisor_pid = getpid();
+    status_.takes_deadline_signal = true;
     status_.supervisor_start_ticks = RunningProcessStartTicks(getpid()).value_or(0);
     status_.deadline_unix_seconds = *deadline;
     status_.started_unix_seconds = status_.heartbeat_unix_seconds = NowUnixSeconds();

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "operator/adapters/local/process.h"
+#include "operator/adapters/local/segment_files.h"
 #include "operator/adapters/prometheus/scrape_source.h"
 
 namespace bsw::local {
@@ -541,6 +542,21 @@ TEST_F(LocalBackendTest, UnrunnableSupervisorFailsStart) {
   EXPECT_EQ(started.code(), StatusCode::kInternal);
   EXPECT_THAT(started.message(),
               HasSubstr("cannot run supervisor /nonexistent/budgetsweep-supervise"));
+}
+
+// Issue 39: a release that took gpuHours 1e305 wrote "deadline_unix_seconds": null, and the
+// state directory could not be resumed even after the sweep file was fixed.
+TEST(StatusRecordTest, ANullDeadlineOfAnEarlierReleaseReadsAsLongPast) {
+  StatusRecord status;
+  status.trial = "t";
+  status.state = SegmentState::kSucceeded;
+  status.finished_unix_seconds = 20;
+  nlohmann::json record = nlohmann::json::parse(ToJson(status));
+  record["deadline_unix_seconds"] = nullptr;
+  StatusOr<StatusRecord> parsed = ParseStatusRecord(record.dump());
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_EQ(parsed->deadline_unix_seconds, 0);
+  EXPECT_EQ(parsed->finished_unix_seconds, 20);
 }
 
 TEST(DetectGpuCount, CountsNvidiaDeviceNodesOnly) {

@@ -166,11 +166,6 @@ std::string PoolLine(const local::PoolFile& pool, const std::string& path) {
   return line;
 }
 
-// Whether a failed pass says the disk is full: the sweep waits for space, with one message.
-bool DiskFull(const Status& status) {
-  return status.message().find(std::strerror(ENOSPC)) != std::string::npos;
-}
-
 int Run(const RunOptions& opts) {
   // What the runner writes (the journal, launch records with the trials' environment) is the
   // user's alone; trials keep the user's own mask.
@@ -302,7 +297,8 @@ int Run(const RunOptions& opts) {
       PrintError(plan.status().message());  // nothing heals it but the user
       return kExitInvalid;
     }
-    if (!plan.ok() && DiskFull(plan.status())) {
+    // A full disk: the sweep waits for space, with one message.
+    if (local::IsDiskFull(plan.status())) {
       if (!std::exchange(disk_full, true)) {
         PrintError("the disk of " + state_dir + " is full (" + plan.status().message() +
                    ")\nfree space on it: the sweep waits, and goes on by itself once there is");

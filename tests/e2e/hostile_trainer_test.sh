@@ -136,3 +136,43 @@ for trial in {e["trial"] for e in ends}:
 print(f"lost: {len(readmitted)} unstarted launches admitted again; every trial trained")
 PY
 assert_no_trial_processes
+
+# The disk of the state directory fills while trials run (a 4 MiB tmpfs, filled and freed again):
+# the run says so once, waits, and goes on; no charge is lost and no retry is spent.
+mkdir "$WORK/small"
+mount -t tmpfs -o size=4m tmpfs "$WORK/small" || fail "cannot mount a tmpfs for the full-disk case"
+trap 'umount -l "$WORK/small" 2>/dev/null || true; cleanup' EXIT
+curve_sweep "$WORK/full.yaml" full '  budget: {gpuHours: 0.01}
+  resource: {unit: epochs, min: 1, max: 3, reductionFactor: 3}
+  scheduler: {algorithm: asha, mode: stop, seed: 3}
+  parallelism: 2
+  maxTrials: 3' '"--seconds-per-epoch=1"'
+# Trainers that write nothing to that disk (no checkpoint: stop mode needs none), so that what is
+# tested is the runner's and the supervisors' own writes.
+sed -i "s|command: \[\"$CURVE\"\]|command: [env, -u, BUDGETSWEEP_CHECKPOINT_DIR, \"$CURVE\"]|" "$WORK/full.yaml"
+grep -q "env, -u" "$WORK/full.yaml" || fail "full disk: the sweep's command was not rewritten"
+timeout 120 "$BSW" run "$WORK/full.yaml" --state-dir "$WORK/small/state" --output json \
+  >"$WORK/full.json" 2>"$WORK/full.log" &
+pid=$!
+for _ in $(seq 100); do
+  [ "$(cat "$WORK/small/state/journal.jsonl" 2>/dev/null | grep -c SegmentLaunched)" -ge 2 ] && break
+  sleep 0.05
+done
+sleep 0.3
+dd if=/dev/zero of="$WORK/small/filler" bs=64k 2>/dev/null || true
+[ "$(df --output=avail "$WORK/small" | tail -n 1)" -eq 0 ] || fail "the tmpfs is not full"
+sleep 2
+rm "$WORK/small/filler"
+rc=0
+wait "$pid" || rc=$?
+cat "$WORK/full.log"
+[ "$rc" -eq 0 ] || fail "full disk: the run exited $rc"
+[ "$(grep -c "is full" "$WORK/full.log")" -eq 1 ] || fail "full disk: not said exactly once"
+grep -q "free space on it" "$WORK/full.log" || fail "full disk: the message does not say what to do"
+[ "$(json_get "$WORK/full.json" 's["phase"]')" = Completed ] || fail "full disk: not Completed"
+! grep -q '"Lost"\|Retrying' "$WORK/small/state/journal.jsonl" "$WORK/full.log" \
+  || fail "full disk: a segment was lost or a retry spent"
+[ "$(json_get "$WORK/full.json" 's["trials"]["failed"]')" -eq 0 ] || fail "full disk: a trial failed"
+assert_journal_sane "$WORK/small/state" 3
+echo "ok: the disk filled and was freed; the sweep went on with nothing lost"
+umount "$WORK/small"

@@ -92,4 +92,8 @@ StatusOr<std::string> ReadFile(const std::filesystem::path& path) {
   return content;
 }
 
+bool IsDiskFull(const Status& status) {
+  return !status.ok() && status.message().find(std::strerror(ENOSPC)) != std::string::npos;
+}
+
 }  // namespace bsw::local

@@ -19,6 +19,9 @@ namespace bsw::local {
 [[nodiscard]] Status CreateFileExclusively(const std::filesystem::path& path,
                                            std::string_view content);
 
+// Whether `status` failed because the disk is full (ENOSPC): it heals once space is freed.
+bool IsDiskFull(const Status& status);
+
 // The whole content of `path`; NotFound when it does not exist.
 [[nodiscard]] StatusOr<std::string> ReadFile(const std::filesystem::path& path);
 

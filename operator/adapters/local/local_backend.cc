@@ -419,6 +419,7 @@ Status LocalBackend::SpawnSupervisor(const fs::path& segment_dir) {
     if (waitpid(pid, nullptr, WNOHANG) == pid) {
       supervisors_.erase(pid);
       if (fs::exists(files.status(), ec)) return OkStatus();
+      spawned_.erase(segment_dir);  // the next List spawns another (a full disk may heal)
       StatusOr<std::string> log = ReadFile(files.supervisor_log());
       return InternalError("the supervisor of " + segment_dir.string() +
                            " exited before starting the trainer: " + (log.ok() ? *log : ""));

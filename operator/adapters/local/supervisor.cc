@@ -261,7 +261,14 @@ class Supervisor {
       status_.state = SegmentState::kFailed;
       status_.reason = Reason::kError;
     }
-    return WriteFileAtomically(files_.status(), ToJson(status_));
+    // The final status is what the runner charges: on a full disk it waits for space.
+    Status written = WriteFileAtomically(files_.status(), ToJson(status_));
+    for (bool told = false; IsDiskFull(written); told = true) {
+      if (!told) std::fprintf(stderr, "%s; waiting for space\n", written.message().c_str());
+      WaitForSignalInfo(waited_, kPollSeconds * 5, nullptr);
+      written = WriteFileAtomically(files_.status(), ToJson(status_));
+    }
+    return written;
   }
 
   void WriteStatusOrLog() {

@@ -16,13 +16,14 @@ export CCACHE_NOHASHDIR := true
   check-format clean cluster-up cluster-down install-plugin test-sanitize
 
 deps:
-	scripts/deps.sh
+	scripts/deps.sh all
 
-$(BUILD_DIR)/build.ninja:
-	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
-	  -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
+CMAKE_CONFIGURE := cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+  -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
 
-configure: deps $(BUILD_DIR)/build.ninja
+# With the tests: a tree `make run` configured without them gets them here.
+configure: deps
+	$(CMAKE_CONFIGURE) -DBSW_TESTS=ON >/dev/null
 
 build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
@@ -36,7 +37,12 @@ images: deps
 	BSW_IMAGES_DIR=$(BUILD_DIR)/images scripts/images.sh
 
 # The quickstart runs the trainer built here; each run is a new sweep in a new state directory.
-run: build
+# Only what a run needs: its packages, and budgetsweep and the trainer (a new tree is configured
+# without the tests; one `make test` configured keeps them).
+run:
+	scripts/deps.sh run
+	[ -f $(BUILD_DIR)/build.ninja ] || $(CMAKE_CONFIGURE) -DBSW_TESTS=OFF
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target budgetsweep budgetsweep-trainer
 	PATH="$(CURDIR)/$(BUILD_DIR)/trainer-image:$$PATH" $(BSW) run examples/quickstart.yaml
 
 test-unit: build

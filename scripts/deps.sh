@@ -1,20 +1,33 @@
 #!/usr/bin/env bash
-# Installs every Debian package budgetsweep needs to build, run and test. Idempotent: when all
-# packages are present it changes nothing and asks no registry.
+# deps.sh [run|all]: installs the Debian packages budgetsweep needs. `run` (make run): what builds
+# budgetsweep and the trainer and runs a local sweep. `all` (the default; make test): that and
+# what the tests need (test libraries, the browser, image builders, container runtime, Prometheus).
+# Idempotent: when all packages are present it changes nothing and asks no registry.
 set -euo pipefail
 
-packages=(
-  build-essential cmake ninja-build ccache pkg-config clang-format git openssl curl
+run_packages=(
+  build-essential cmake ninja-build ccache pkg-config git
   libtorch-dev libopenblas0-pthread
-  prometheus prometheus-cpp-dev libcpp-httplib-dev libssl-dev zlib1g-dev libbrotli-dev
+  prometheus-cpp-dev libcpp-httplib-dev libssl-dev zlib1g-dev libbrotli-dev
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev
-  googletest libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   libturbojpeg0-dev libpng-dev
   dataset-fashion-mnist
+)
+test_packages=(
+  clang-format openssl curl prometheus
+  googletest libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   python3-yaml python3-venv chromium
   mmdebstrap buildah
   runc containernetworking-plugins iptables nftables iproute2
 )
+case "${1:-all}" in
+  run) packages=("${run_packages[@]}") ;;
+  all) packages=("${run_packages[@]}" "${test_packages[@]}") ;;
+  *)
+    echo "usage: $0 [run|all]" >&2
+    exit 2
+    ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do

@@ -93,6 +93,22 @@ done
 [ ! -e /journal.jsonl ] && [ ! -e /.budgetsweep-state ] || fail "a run wrote at /"
 [ "$(ls "$WORK/photos")" = holiday.jpg ] || fail "a refused run wrote into $WORK/photos"
 
+# A damaged pool ledger cannot heal by waiting: the run exits 2 naming the file.
+cat >"$WORK/pool.yaml" <<'YAML'
+apiVersion: budgetsweep.dev/v1alpha1
+kind: BudgetPool
+metadata: {name: team}
+spec: {gpuHours: 1}
+YAML
+echo '{"sweeps": [' >"$WORK/pool.yaml.ledger.json"
+rc=0
+timeout 30 "$BSW" run "$WORK/sweep.yaml" --state-dir "$WORK/pooled" --pool "$WORK/pool.yaml" \
+  >"$WORK/pooled.log" 2>&1 || rc=$?
+cat "$WORK/pooled.log"
+[ "$rc" -eq 2 ] || fail "a damaged pool ledger: the run exited $rc, want 2"
+grep -q "the pool's ledger is damaged: $WORK/pool.yaml.ledger.json: not JSON" "$WORK/pooled.log" \
+  || fail "a damaged pool ledger: the message does not name the file"
+
 # A launch journaled before the runner died and never started (its segment directory is gone, as
 # when the runner is killed between the two) is admitted again once its reservation lapsed: its
 # trial trains, it does not end unstarted at a deadline that passed while the runner was down.

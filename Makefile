@@ -12,10 +12,15 @@ TORCH2_BUILD_DIR ?= build-torch2
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := true
 
+# Each stage says when it begins (`== stage NAME SECONDS-SINCE-EPOCH`), so that
+# scripts/test-stages.py can tell from a `make test` log where the time went.
+STAGE = @echo "== stage $(1) $$(date +%s)"
+
 .PHONY: deps configure build build-torch2 images run test test-unit test-torch2 format \
   check-format clean cluster-up cluster-down install-plugin test-sanitize
 
 deps:
+	$(call STAGE,deps)
 	scripts/deps.sh all
 
 CMAKE_CONFIGURE := cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
@@ -26,14 +31,17 @@ configure: deps
 	$(CMAKE_CONFIGURE) -DBSW_TESTS=ON >/dev/null
 
 build: configure
+	$(call STAGE,build)
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 build-torch2: deps
+	$(call STAGE,build-torch2)
 	scripts/configure-torch2.sh $(TORCH2_BUILD_DIR)
 	cmake --build $(TORCH2_BUILD_DIR) -j $(JOBS)
 
 # OCI archives of the operator and trainer images under $(BUILD_DIR)/images (scripts/images.sh).
 images: deps
+	$(call STAGE,images)
 	BSW_IMAGES_DIR=$(BUILD_DIR)/images scripts/images.sh
 
 # The quickstart runs the trainer built here; each run is a new sweep in a new state directory.
@@ -49,16 +57,20 @@ test-unit: build
 	$(CTEST) -L unit
 
 test-torch2: build-torch2
+	$(call STAGE,test-torch2)
 	ctest --test-dir $(TORCH2_BUILD_DIR) --output-on-failure -j $(JOBS) -L trainer
 
 # ASan+UBSan over every label that needs no cluster (build-asan/), TSan over the threaded adapters
 # (build-tsan/); any finding fails (scripts/test-sanitize.sh).
 test-sanitize: deps
+	$(call STAGE,sanitize)
 	JOBS=$(JOBS) scripts/test-sanitize.sh
 
 test: build images check-format test-torch2
+	$(call STAGE,ctest)
 	$(CTEST)
 	$(MAKE) test-sanitize
+	$(call STAGE,end)
 
 # A local cluster to try the chart on (tests/cluster/README.md): the control plane and a real node
 # (containerd, runc, kubelet; needs root) with the images of `make images` imported.
@@ -76,6 +88,7 @@ format:
 	git ls-files -z '*.cc' '*.h' | xargs -0 clang-format -i
 
 check-format: deps
+	$(call STAGE,check-format)
 	git ls-files -z '*.cc' '*.h' | xargs -0 -r clang-format --dry-run --Werror
 
 clean:

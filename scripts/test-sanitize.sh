@@ -18,6 +18,7 @@ jobs=${JOBS:-$(nproc)}
 build() {
   local dir=$1 sanitizers=$2
   shift 2
+  echo "== stage ${dir#build-}-build $(date +%s)"  # for scripts/test-stages.py
   [ -f "$dir/build.ninja" ] || cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-Og -g1 -DNDEBUG" -DBSW_SANITIZE="$sanitizers" \
     -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
@@ -28,6 +29,7 @@ build() {
 run_tests() {
   local dir=$1 rc=0 report
   shift
+  echo "== stage ${dir#build-}-tests $(date +%s)"
   rm -rf "$dir/sanitizer-logs"
   mkdir -p "$dir/sanitizer-logs"
   ctest --test-dir "$dir" --output-on-failure -j "$jobs" "$@" || rc=$?

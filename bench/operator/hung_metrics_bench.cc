@@ -1,17 +1,25 @@
-// Kill latency with hung metric endpoints, no cluster: a stop-mode ASHA sweep driven through
-// SweepController against an in-process backend whose trials expose their metrics over real HTTP
-// (cpp-httplib on 127.0.0.1). A share of the trials' endpoints hang: they accept the connection
-// and never answer. Kill latency is the time from a trial's rung value becoming visible at its
-// endpoint to the controller asking the backend to stop it (a RungCutoff, decided in stop mode
-// when the value arrives). The same sweep runs with and without hung endpoints.
+// Kill latency with misbehaving metric endpoints, no cluster: a stop-mode ASHA sweep driven
+// through SweepController against an in-process backend whose trials expose their metrics over
+// real HTTP on 127.0.0.1. A share of the trials' endpoints misbehave (--misbehaving):
+//   hung     they accept the connection and never answer;
+//   hostile  they serve, in turn, a gzip bomb (1 MiB that inflates to 1 GiB), a 200 MiB body and
+//            a flood of 20,000 label sets (issue 40: the scrape's caps bound what they cost).
+// Kill latency is the time from a trial's rung value becoming visible at its endpoint to the
+// controller asking the backend to stop it (a RungCutoff, decided in stop mode when the value
+// arrives). The same sweep runs with and without misbehaving endpoints (--only runs one of the
+// two, so that each process's peak RSS is its own).
 //
 //   hung_metrics_bench --trials=100 --parallelism=10 --hung-percent=10 --repeats=3
+//   hung_metrics_bench --misbehaving=hostile --only=misbehaving --repeats=1
 //
-// Prints one JSON object: per mode, the kill latencies' count, p50, p99 and max (seconds), and
-// the passes' count and p50 / p99 / max duration.
+// Prints one JSON object: per mode run, the kill latencies (each, and their count, p50, p99 and
+// max, in seconds) and the passes' count and p50 / p99 / max duration; and the process's peak
+// RSS (KiB).
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cmath>
@@ -21,6 +29,7 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,6 +47,8 @@ struct BenchOptions {
   int trials = 100;
   int parallelism = 10;
   int hung_percent = 10;
+  std::string misbehaving = "hung";  // or "hostile"
+  std::string only;                  // "clean" or "misbehaving"; both when empty
   double epoch_seconds = 0.2;
   double poll_seconds = 0.1;
   int repeats = 3;
@@ -72,6 +83,16 @@ int ListenOnLoopback(const char* what, int* port) {
   }
   *port = ntohs(addr.sin_port);
   return fd;
+}
+
+// Sends all of `data` on `connection`; false once the peer is gone (it stopped reading).
+bool SendAll(int connection, const char* data, size_t size) {
+  for (size_t sent = 0; sent < size;) {
+    ssize_t n = send(connection, data + sent, size - sent, MSG_NOSIGNAL);
+    if (n <= 0) return false;
+    sent += static_cast<size_t>(n);
+  }
+  return true;
 }
 
 // Serves GET /<trial>/metrics on 127.0.0.1, one connection at a time, answering with
@@ -113,11 +134,7 @@ class MetricsServer {
       std::string response =
           "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: " +
           std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
-      for (size_t sent = 0; sent < response.size();) {
-        ssize_t n = send(connection, response.data() + sent, response.size() - sent, MSG_NOSIGNAL);
-        if (n <= 0) break;
-        sent += static_cast<size_t>(n);
-      }
+      SendAll(connection, response.data(), response.size());
       close(connection);
     }
   }
@@ -143,17 +160,106 @@ class HungEndpoint {
   int port_ = 0;
 };
 
+// `inflated_bytes` of newlines, gzip-compressed (a bomb: about 1000 to 1).
+std::string GzipBomb(size_t inflated_bytes) {
+  z_stream z{};
+  deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY);
+  const std::string chunk(1 << 20, '\n');
+  std::string out;
+  char buffer[1 << 16];
+  for (size_t fed = 0; fed < inflated_bytes; fed += chunk.size()) {
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(chunk.data()));
+    z.avail_in = static_cast<uInt>(chunk.size());
+    const int flush = fed + chunk.size() >= inflated_bytes ? Z_FINISH : Z_NO_FLUSH;
+    do {
+      z.next_out = reinterpret_cast<Bytef*>(buffer);
+      z.avail_out = sizeof buffer;
+      deflate(&z, flush);
+      out.append(buffer, sizeof buffer - z.avail_out);
+    } while (z.avail_out == 0);
+  }
+  deflateEnd(&z);
+  return out;
+}
+
+// An endpoint of hostile trainers: each request gets, in turn, a gzip bomb, a 200 MiB body (sent
+// until the reader stops reading) or a flood of label sets, one connection at a time.
+class HostileEndpoint {
+ public:
+  HostileEndpoint() : bomb_(GzipBomb(size_t{1} << 30)) {
+    for (int i = 0; i < 20000; ++i) {
+      flood_ +=
+          "budgetsweep_trainer_objective{metric=\"validation_accuracy\",resource=\"1\","
+          "flood=\"" +
+          std::to_string(i) + "\"} 0.5\n";
+    }
+    fd_ = ListenOnLoopback("hostile endpoint", &port_);
+    serving_ = std::thread([this] { Serve(); });
+  }
+  ~HostileEndpoint() {
+    shutdown(fd_, SHUT_RDWR);
+    serving_.join();
+    close(fd_);
+  }
+  std::string Url(const std::string& trial) const {
+    return "http://127.0.0.1:" + std::to_string(port_) + "/" + trial + "/metrics";
+  }
+
+ private:
+  void Serve() {
+    for (int request = 0;; ++request) {
+      int connection = accept(fd_, nullptr, nullptr);
+      if (connection < 0) return;
+      char buffer[4096];
+      ssize_t ignored = recv(connection, buffer, sizeof buffer, 0);  // the request; not read
+      (void)ignored;
+      const std::string head = "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n";
+      if (request % 3 == 0) {
+        std::string response =
+            head + "Content-Encoding: gzip\r\nContent-Length: " + std::to_string(bomb_.size()) +
+            "\r\nConnection: close\r\n\r\n";
+        if (SendAll(connection, response.data(), response.size())) {
+          SendAll(connection, bomb_.data(), bomb_.size());
+        }
+      } else if (request % 3 == 1) {
+        constexpr size_t kBody = size_t{200} << 20;
+        std::string response =
+            head + "Content-Length: " + std::to_string(kBody) + "\r\nConnection: close\r\n\r\n";
+        const std::string line(1023, 'x');
+        bool open = SendAll(connection, response.data(), response.size());
+        for (size_t sent = 0; open && sent < kBody; sent += line.size() + 1) {
+          open = SendAll(connection, (line + "\n").data(), line.size() + 1);
+        }
+      } else {
+        std::string response = head + "Content-Length: " + std::to_string(flood_.size()) +
+                               "\r\nConnection: close\r\n\r\n" + flood_;
+        SendAll(connection, response.data(), response.size());
+      }
+      close(connection);
+    }
+  }
+
+  const std::string bomb_;
+  std::string flood_;
+  int fd_ = -1;
+  int port_ = 0;
+  std::thread serving_;
+};
+
 // Trials as simulated trainers: a segment loads for up to half a second, then trains one epoch
 // every `epoch_seconds` of real time, to its until_resource, and exposes its values at
 // /<trial>/metrics over real HTTP. (The loading time keeps rung crossings from lining up
 // with the controller's passes.) A trial's quality is fixed by its number, so the ranking ASHA sees
-// is the same in every run. Every `hung_every`-th trial's metrics URL points at a hung endpoint.
+// is the same in every run. Every `hung_every`-th trial's metrics URL points at a misbehaving
+// endpoint (options.misbehaving).
 class SimulatedTrials final : public TrialBackend {
  public:
   SimulatedTrials(const BenchOptions& options, int hung_every)
       : options_(options),
         hung_every_(hung_every),
-        server_([this](const std::string& trial) { return Exposition(trial); }) {}
+        server_([this](const std::string& trial) { return Exposition(trial); }) {
+    if (options.misbehaving == "hostile") hostile_.emplace();
+  }
 
   Status Start(const SegmentSpec& spec) override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -165,7 +271,8 @@ class SimulatedTrials final : public TrialBackend {
     s.until = spec.until_resource;
     s.devices = spec.devices;
     s.deadline = spec.deadline_unix_seconds;
-    s.url = s.number % hung_every_ == 0 ? hung_.Url(spec.trial)
+    const std::string misbehaving = hostile_ ? hostile_->Url(spec.trial) : hung_.Url(spec.trial);
+    s.url = s.number % hung_every_ == 0 ? misbehaving
                                         : "http://127.0.0.1:" + std::to_string(server_.port()) +
                                               "/" + spec.trial + "/metrics";
     return OkStatus();
@@ -262,6 +369,7 @@ class SimulatedTrials final : public TrialBackend {
   const BenchOptions options_;
   const int hung_every_;
   HungEndpoint hung_;
+  std::optional<HostileEndpoint> hostile_;
   std::mutex mu_;
   std::map<std::string, Segment> segments_;
   MetricsServer server_;  // last: it calls Exposition until it is destroyed
@@ -360,7 +468,9 @@ int Main(int argc, char** argv) {
     size_t equals = arg.find('=');
     std::string name = arg.substr(0, equals);
     std::string value = equals == std::string::npos ? "" : arg.substr(equals + 1);
-    if (auto d = doubles.find(name); d != doubles.end() && !value.empty()) {
+    if (name == "--misbehaving" || name == "--only") {
+      (name == "--only" ? options.only : options.misbehaving) = value;
+    } else if (auto d = doubles.find(name); d != doubles.end() && !value.empty()) {
       *d->second = std::atof(value.c_str());
     } else if (auto n = ints.find(name); n != ints.end() && !value.empty()) {
       *n->second = std::atoi(value.c_str());
@@ -373,26 +483,35 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "--hung-percent must divide 100\n");
     return 2;
   }
+  if (options.misbehaving != "hung" && options.misbehaving != "hostile") {
+    std::fprintf(stderr, "--misbehaving must be hung or hostile\n");
+    return 2;
+  }
   // The two modes take turns, so that the machine's background load falls on both alike.
   Samples clean;
   Samples hung;
   for (int repeat = 0; repeat < options.repeats; ++repeat) {
-    RunOnce(options, /*hung_every=*/options.trials + 1, clean);
-    RunOnce(options, /*hung_every=*/100 / options.hung_percent, hung);
+    if (options.only != "misbehaving") RunOnce(options, /*hung_every=*/options.trials + 1, clean);
+    if (options.only != "clean") RunOnce(options, /*hung_every=*/100 / options.hung_percent, hung);
   }
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
   auto summary = [](const Samples& samples) {
     return nlohmann::json{{"kill_latency_seconds", Summary(samples.kills)},
+                          {"kills", samples.kills},
                           {"pass_seconds", Summary(samples.passes)}};
   };
   nlohmann::json result = {{"options",
                             {{"trials", options.trials},
                              {"parallelism", options.parallelism},
                              {"hung_percent", options.hung_percent},
+                             {"misbehaving", options.misbehaving},
                              {"epoch_seconds", options.epoch_seconds},
                              {"poll_seconds", options.poll_seconds},
                              {"repeats", options.repeats}}},
-                           {"clean", summary(clean)},
-                           {"hung", summary(hung)}};
+                           {"max_rss_kib", usage.ru_maxrss}};
+  if (options.only != "misbehaving") result["clean"] = summary(clean);
+  if (options.only != "clean") result["hung"] = summary(hung);
   std::printf("%s\n", result.dump(2).c_str());
   return 0;
 }

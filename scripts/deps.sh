@@ -16,7 +16,7 @@ run_packages=(
 test_packages=(
   clang-format openssl curl prometheus
   googletest libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
-  python3-yaml python3-venv chromium
+  python3-yaml python3-venv python3-torch chromium
   mmdebstrap buildah
   runc containernetworking-plugins iptables nftables iproute2
 )

@@ -121,10 +121,7 @@ class Trial:
         self.meter = ThroughputMeter(
             self.registry,
             probe_steps=self.probe_steps,
-            warmup_steps=probe_warmup_steps(
-                int(self._flag_number(self.params, contract.FLAG_PREFETCH, _DEFAULT_PREFETCH)),
-                int(self._flag_number(self.params, contract.FLAG_ACCUMULATION_STEPS, 1)),
-            ),
+            warmup_steps=self._probe_warmup_steps,
         )
         self.resumed_from: float = 0  # the resource of the checkpoint load_checkpoint returned
         self._origin = ""
@@ -188,7 +185,10 @@ class Trial:
         self.linger_seconds: float = self._flag_number(
             flags, contract.FLAG_LINGER_SECONDS, linger_seconds
         )
-
+        self._probe_warmup_steps = probe_warmup_steps(
+            int(self._flag_number(self.params, contract.FLAG_PREFETCH, _DEFAULT_PREFETCH)),
+            int(self._flag_number(self.params, contract.FLAG_ACCUMULATION_STEPS, 1)),
+        )
 
     # ---- the contract's input
 
@@ -252,6 +252,11 @@ class Trial:
         """True once SIGTERM or SIGINT arrived, or a probe run measured its steps: checkpoint (a
         probe's save_checkpoint does nothing) and leave the loop; the process exits 0."""
         return self._stop.is_set() or self.meter.probe_done
+
+    def should_train(self, resource: float) -> bool:
+        """Whether the loop, `resource` units done, trains another: not once should_stop, and
+        only up to `until`, except in probe mode, which crosses epochs until it has measured."""
+        return not self.should_stop and (resource < self.until or self.probing)
 
     def request_stop(self) -> None:
         """What the signal handler does; also for tests and for loops with their own signals."""

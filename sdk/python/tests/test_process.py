@@ -79,7 +79,7 @@ class ProcessTest(unittest.TestCase):
 
     def test_ProbeRun_PublishesItsFiguresAndLingersUntilStopped(self):
         port = self.free_port()
-        process = self.start(["--probe-steps=4", "--prefetch=2", "--linger-seconds=30"],
+        process = self.start(["--probe-steps=12", "--prefetch=2", "--linger-seconds=30"],
                              BUDGETSWEEP_CHECKPOINT_DIR=self.ckpt,
                              **contract_env(BUDGETSWEEP_METRICS_PORT=port))
         deadline = time.monotonic() + 20
@@ -90,7 +90,8 @@ class ProcessTest(unittest.TestCase):
                 figures = {n: v for n, _, v in scrape(int(port))}
             except OSError:
                 time.sleep(0.02)
-        self.assertEqual(figures[contract.METRIC_PROBE_MEASURED_STEPS], 4)
+        # 4 warm-up and 12 measured steps of 5 a epoch: the probe crosses UNTIL (epoch 3).
+        self.assertEqual(figures[contract.METRIC_PROBE_MEASURED_STEPS], 12)
         self.assertGreater(figures[contract.METRIC_SAMPLES_PER_SECOND], 0)
         self.assertIn(contract.METRIC_DATA_WAIT_RATIO, figures)
         self.assertNotIn(contract.METRIC_OBJECTIVE, figures)

@@ -64,6 +64,14 @@ class ContractInputTest(unittest.TestCase):
         self.assertEqual(trial.until, 9)
         self.assertIsNone(trial.checkpoint_dir)
 
+    def test_ShouldTrain_UpToUntil_OrUntilAProbeHasMeasured(self):
+        trial = Trial(environ=contract_env(), argv=[])
+        self.assertEqual([trial.should_train(r) for r in (0, 2, 3)], [True, True, False])
+        probe = Trial(environ=contract_env(), argv=["--probe-steps=5"])
+        self.assertTrue(probe.should_train(3))
+        probe.request_stop()
+        self.assertFalse(probe.should_train(0))
+
     def test_MalformedInput_ExitsTwo(self):
         for env in (
             {"BUDGETSWEEP_PARAMS": "{not json"},

@@ -18,7 +18,7 @@ def main() -> None:
         restored = trial.load_checkpoint()
         epoch = int(restored.resource) if restored else 0
         print("starting at %d until %s" % (epoch, trial.until), flush=True)
-        while epoch < trial.until and not trial.should_stop:
+        while trial.should_train(epoch):
             for _ in trial.meter.batches(range(steps)):
                 time.sleep(seconds)
                 trial.meter.step(32)

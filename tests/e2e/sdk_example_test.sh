@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# A script on the Python SDK joins a real local sweep: examples/byo/sdk/sweep.yaml runs
+# examples/byo/sdk/train.py (PyTorch, a slice of Fashion-MNIST) through the throughput probe (the
+# SDK's probe mode) and pause-mode ASHA, so trials pause at their rung with a checkpoint and
+# resume from it. Needs Debian's python3-torch and dataset-fashion-mnist; without them it skips
+# (exit 77), saying which is missing.
+source "$(dirname "$0")/lib.sh"
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+PY=${BSW_SDK_PYTHON:-/usr/bin/python3}
+DATA=/usr/share/datasets/fashion-mnist
+
+if ! "$PY" -c 'import torch' 2>/dev/null; then
+  echo "SKIP: $PY cannot import torch (apt-get install python3-torch)"
+  exit 77
+fi
+if [ ! -e "$DATA/train-images-idx3-ubyte.gz" ]; then
+  echo "SKIP: no Fashion-MNIST in $DATA (apt-get install dataset-fashion-mnist)"
+  exit 77
+fi
+
+# By hand, with no budgetsweep around, the script trains to its own default and exits 0.
+PYTHONPATH="$ROOT/sdk/python" "$PY" "$ROOT/examples/byo/sdk/train.py" --train-limit=500 \
+  --validation-size=200 >"$WORK/by-hand.log" 2>&1 \
+  || { cat "$WORK/by-hand.log" >&2; fail "by hand: exit $?"; }
+grep -q '^epoch 9/9 ' "$WORK/by-hand.log" || fail "by hand: no epoch 9/9"
+
+# The example with absolute paths, so that the trial runs whatever the working directory.
+TRAIN=$ROOT/examples/byo/sdk/train.py
+sed -e "s|command: \[python3, examples/byo/sdk/train.py\]|command: [$PY, $TRAIN]|" \
+  -e "s|value: sdk/python|value: $ROOT/sdk/python|" "$ROOT/examples/byo/sdk/sweep.yaml" \
+  >"$WORK/sweep.yaml"
+grep -qF "command: [$PY, $TRAIN]" "$WORK/sweep.yaml" || fail "command not rewritten"
+grep -qF "value: $ROOT/sdk/python" "$WORK/sweep.yaml" || fail "PYTHONPATH not rewritten"
+
+started=$(date +%s)
+"$BSW" run "$WORK/sweep.yaml" --state-dir "$WORK/state" --output json >"$WORK/status.json" \
+  2>"$WORK/progress.log" || { cat "$WORK/progress.log" >&2; fail "run exited $?"; }
+wall=$(($(date +%s) - started))
+S="$WORK/status.json"
+[ "$(json_get "$S" 's["phase"]')" = Completed ] || fail "phase is not Completed"
+json_get "$S" 's["budget"]["used"] <= s["budget"]["gpuHours"] or sys.exit(1)' >/dev/null \
+  || fail "budget used exceeds the budget"
+[ "$(json_get "$S" 's["trials"]["completed"]')" -ge 1 ] || fail "no trial reached the max"
+[ "$(json_get "$S" 's["best"]["resource"]')" = 9.0 ] || fail "best is not at the max resource"
+
+# The probe read each candidate's figures from the SDK's probe mode.
+[ "$(json_get "$S" 's["throughput"]["phase"]')" = Decided ] || fail "the probe did not decide"
+json_get "$S" 'all(p.get("samplesPerSecond", 0) > 0 for p in s["throughput"]["probes"])' \
+  | grep -qx True || fail "a probe measured no throughput"
+
+# A trial paused at a rung and resumed from its checkpoint: a second segment from > 0 whose
+# trainer loaded the checkpoint the first one wrote. The journal is sane: no segment launched twice,
+# none after its trial completed, one directory per launch (probes included).
+resumed=$(python3 - "$WORK/state" <<'PY'
+import json, os, sys
+state = sys.argv[1]
+events = [json.loads(l) for l in open(os.path.join(state, "journal.jsonl")) if l.strip()]
+launched, completed, resumed = {}, set(), []
+for e in events:
+    if e["event"] == "SegmentLaunched":
+        key = (e["trial"], e["segment"])
+        assert key not in launched, f"segment launched twice: {key}"
+        assert e["trial"] not in completed, f"trial {e['trial']} launched after it completed"
+        launched[key] = e
+        if e["segment"] >= 1 and e["from"] > 0:
+            resumed.append((e["trial"], e["segment"], int(e["from"])))
+    if e["event"] == "SegmentEnded" and e["reason"] == "":
+        if launched[(e["trial"], e["segment"])]["until"] >= 9:
+            completed.add(e["trial"])
+probes = sum(e["event"] == "ProbeLaunched" for e in events)
+trials = os.path.join(state, "trials")
+dirs = sum(len([d for d in os.listdir(os.path.join(trials, t)) if d.startswith("seg-")])
+           for t in os.listdir(trials))
+assert dirs == len(launched) + probes, f"{dirs} directories, {len(launched)} + {probes} launches"
+assert resumed, "no segment resumed from a checkpoint"
+print(*resumed[0])
+PY
+)
+[ -n "$resumed" ] || fail "journal checks"
+read -r trial segment from <<<"$resumed"
+log=$(ls "$WORK"/state/trials/*-t"$(printf %04d "$trial")"/seg-"$segment"/trainer.log)
+grep -q "^resumed at epoch $from\$" "$log" \
+  || { cat "$log" >&2; fail "segment $segment did not resume at epoch $from"; }
+assert_no_trial_processes
+
+json_get "$S" '"%d trials, %d completed, best %s = %.4f at %s epochs, used %.4f of %s GPU-h" % (
+  s["trials"]["created"], s["trials"]["completed"], s["best"]["trial"], s["best"]["value"],
+  s["best"]["resource"], s["budget"]["used"], s["budget"]["gpuHours"])'
+echo "resumed: trial $trial segment $segment from epoch $from ($log); wall ${wall} s"
+json_get "$S" '"throughput: " + s["throughput"]["message"]'

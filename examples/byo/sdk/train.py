@@ -63,8 +63,8 @@ def main() -> None:
         model = torch.nn.Sequential(torch.nn.Linear(784, hidden), torch.nn.ReLU(),
                                     torch.nn.Linear(hidden, 10)).to(device)
         peak = bsw_torch.scaled_lr(trial, trial.param("lr", 3e-3, float), default_batch_size=64)
-        optimizer = torch.optim.AdamW(model.parameters(), lr=peak,
-                                      weight_decay=trial.param("weight-decay", 1e-2, float))
+        weight_decay = trial.param("weight-decay", 1e-2, float)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=peak, weight_decay=weight_decay)
         precision = bsw_torch.Precision.from_trial(trial, device, default="fp32")
         accumulation = bsw_torch.GradientAccumulation(batch["accumulation_steps"], len(loader))
         schedule = bsw_torch.WarmupCosine(
@@ -75,8 +75,10 @@ def main() -> None:
         start = trial.load_checkpoint(load=torch.load)
         if start is not None:
             model.load_state_dict(start.state["model"])
-            optimizer.load_state_dict(start.state["optimizer"])  # mutable params: the schedule
-            precision.load_state_dict(start.state["precision"])  # applies this trial's lr
+            optimizer.load_state_dict(start.state["optimizer"])
+            for group in optimizer.param_groups:  # after an exploit, this trial's values (the
+                group["weight_decay"] = weight_decay  # schedule sets the lr at every step)
+            precision.load_state_dict(start.state["precision"])
             epoch, step = int(start.resource), start.state["step"]
             print("resumed at epoch %d" % epoch, flush=True)
 

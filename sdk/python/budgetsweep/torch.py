@@ -89,6 +89,13 @@ def resolve_precision(precision: str, device: torch.device) -> str:
     return precision
 
 
+def _grad_scaler() -> Any:
+    """A CUDA GradScaler: torch.amp's where it has one (2.3 on), else torch.cuda.amp's."""
+    if hasattr(torch, "amp") and hasattr(torch.amp, "GradScaler"):
+        return torch.amp.GradScaler("cuda")
+    return torch.cuda.amp.GradScaler()
+
+
 class Precision:
     """Autocast and, for fp16, dynamic loss scaling (GradScaler), chosen by `--precision`.
 
@@ -102,9 +109,7 @@ class Precision:
     def __init__(self, precision: str, device: torch.device) -> None:
         self.name = resolve_precision(precision, device)
         self.device = device
-        self.scaler: Optional[torch.cuda.amp.GradScaler] = (
-            torch.cuda.amp.GradScaler() if self.name == "fp16" else None
-        )
+        self.scaler: Optional[Any] = _grad_scaler() if self.name == "fp16" else None
 
     @classmethod
     def from_trial(cls, trial: Trial, device: torch.device, default: str = "auto") -> "Precision":

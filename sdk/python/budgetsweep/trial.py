@@ -280,6 +280,9 @@ class Trial:
                 raise BadInput(
                     "cannot serve metrics on %s:%d: %s" % (self.metrics_host, self.metrics_port, e)
                 ) from None
+            if self.metrics_port == 0:  # as the C++ trainer does: say which port it got
+                print("budgetsweep: serving metrics on %s:%d" % (self.metrics_host,
+                                                                  self._server.port), flush=True)
         self.registry.set(contract.METRIC_DIVERGED, 0)
         return self
 

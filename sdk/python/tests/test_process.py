@@ -51,10 +51,9 @@ class ProcessTest(unittest.TestCase):
         self.assertIn("epoch 3", out)
 
     def test_Sigterm_CheckpointsAndExitsZero(self):
-        port = self.free_port()
         process = self.start(["--seconds-per-step=0.05"], BUDGETSWEEP_CHECKPOINT_DIR=self.ckpt,
-                             **contract_env(BUDGETSWEEP_UNTIL="9", BUDGETSWEEP_METRICS_PORT=port))
-        self.wait_for_epoch(int(port), 1)
+                             **contract_env(BUDGETSWEEP_UNTIL="9"))
+        self.wait_for_epoch(self.served_port(process), 1)
         process.send_signal(signal.SIGTERM)
         out, err = process.communicate(timeout=30)
         self.assertEqual(process.returncode, contract.EXIT_OK, err)
@@ -63,13 +62,13 @@ class ProcessTest(unittest.TestCase):
         self.assertGreaterEqual(saved.resource, 1)
 
     def test_DivergedLoss_ExitsThree_AfterServingIt(self):
-        port = self.free_port()
-        process = self.start(["--diverge-at=2"], **contract_env(BUDGETSWEEP_METRICS_PORT=port))
+        process = self.start(["--diverge-at=2"], **contract_env())
+        port = self.served_port(process)
         diverged = None
         deadline = time.monotonic() + 20
         while diverged != 1.0 and time.monotonic() < deadline and process.poll() is None:
             try:
-                diverged = {n: v for n, _, v in scrape(int(port))}.get(contract.METRIC_DIVERGED)
+                diverged = {n: v for n, _, v in scrape(port)}.get(contract.METRIC_DIVERGED)
             except OSError:
                 time.sleep(0.02)
         out, err = process.communicate(timeout=30)
@@ -78,16 +77,15 @@ class ProcessTest(unittest.TestCase):
         self.assertIn("diverged", err.strip().splitlines()[-1])
 
     def test_ProbeRun_PublishesItsFiguresAndLingersUntilStopped(self):
-        port = self.free_port()
         process = self.start(["--probe-steps=12", "--prefetch=2", "--linger-seconds=30"],
-                             BUDGETSWEEP_CHECKPOINT_DIR=self.ckpt,
-                             **contract_env(BUDGETSWEEP_METRICS_PORT=port))
+                             BUDGETSWEEP_CHECKPOINT_DIR=self.ckpt, **contract_env())
+        port = self.served_port(process)
         deadline = time.monotonic() + 20
         figures = {}
         while contract.METRIC_PROBE_MEASURED_STEPS not in figures:
             self.assertLess(time.monotonic(), deadline, "no probe figures within 20 s")
             try:
-                figures = {n: v for n, _, v in scrape(int(port))}
+                figures = {n: v for n, _, v in scrape(port)}
             except OSError:
                 time.sleep(0.02)
         # 4 warm-up and 12 measured steps of 5 a epoch: the probe crosses UNTIL (epoch 3).
@@ -109,11 +107,12 @@ class ProcessTest(unittest.TestCase):
         self.assertIn("BUDGETSWEEP_PARAMS", err)
 
     @staticmethod
-    def free_port() -> str:
-        import socket
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            return str(s.getsockname()[1])
+    def served_port(process: subprocess.Popen) -> int:
+        """The port a child given BUDGETSWEEP_METRICS_PORT=0 says it bound."""
+        line = process.stdout.readline()
+        prefix = "budgetsweep: serving metrics on 127.0.0.1:"
+        assert line.startswith(prefix), line
+        return int(line[len(prefix):])
 
     @staticmethod
     def wait_for_epoch(port: int, epoch: int) -> None:

@@ -2,7 +2,6 @@
 
 #include <zlib.h>
 
-#include <algorithm>
 #include <utility>
 
 #include "operator/adapters/prometheus/text_format.h"
@@ -14,17 +13,6 @@ std::string MiB(size_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 
 Status OverCap(const std::string& what) {
   return Status(StatusCode::kResourceExhausted, "the metrics body " + what);
-}
-
-// Appends `size` bytes to `out` unless that makes it longer than `cap`; its capacity never grows
-// past `cap` either.
-bool AppendCapped(std::string& out, const char* data, size_t size, size_t cap) {
-  if (size > cap - out.size()) return false;
-  if (out.size() + size > out.capacity()) {
-    out.reserve(std::min(cap, std::max(out.size() + size, 2 * out.capacity())));
-  }
-  out.append(data, size);
-  return true;
 }
 
 }  // namespace
@@ -44,8 +32,8 @@ class BoundedBody::Inflater {
   // True when the data so far ends at the end of a member.
   bool at_member_end() const { return at_member_end_; }
 
-  // Inflates `size` bytes onto `out`, failing once `out` would pass kMaxDecompressedBodyBytes.
-  Status Inflate(const char* data, size_t size, std::string& out) {
+  // Inflates `size` bytes, each piece delivered to `body`.
+  Status Inflate(const char* data, size_t size, BoundedBody& body) {
     stream_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data));
     stream_.avail_in = static_cast<uInt>(size);
     do {
@@ -57,8 +45,8 @@ class BoundedBody::Inflater {
       stream_.avail_out = sizeof(buffer_);
       int rc = inflate(&stream_, Z_NO_FLUSH);
       size_t produced = sizeof(buffer_) - stream_.avail_out;
-      if (!AppendCapped(out, buffer_, produced, kMaxDecompressedBodyBytes)) {
-        return OverCap("decompresses to over the cap of " + MiB(kMaxDecompressedBodyBytes));
+      if (Status delivered = body.Deliver(std::string_view(buffer_, produced)); !delivered.ok()) {
+        return delivered;
       }
       if (rc == Z_STREAM_END) {
         at_member_end_ = true;
@@ -79,20 +67,23 @@ class BoundedBody::Inflater {
   char buffer_[16 << 10];
 };
 
-BoundedBody::BoundedBody(std::unique_ptr<Inflater> inflater) : inflater_(std::move(inflater)) {}
+BoundedBody::BoundedBody(std::unique_ptr<Inflater> inflater, BodySink sink)
+    : inflater_(std::move(inflater)), sink_(std::move(sink)) {}
 BoundedBody::BoundedBody(BoundedBody&&) noexcept = default;
 BoundedBody& BoundedBody::operator=(BoundedBody&&) noexcept = default;
 BoundedBody::~BoundedBody() = default;
 
-StatusOr<BoundedBody> BoundedBody::ForEncoding(std::string_view content_encoding) {
-  if (content_encoding.empty() || content_encoding == "identity") return BoundedBody(nullptr);
+StatusOr<BoundedBody> BoundedBody::ForEncoding(std::string_view content_encoding, BodySink sink) {
+  if (content_encoding.empty() || content_encoding == "identity") {
+    return BoundedBody(nullptr, std::move(sink));
+  }
   if (content_encoding != "gzip") {
     return InvalidArgumentError("the metrics body has Content-Encoding '" +
                                 Excerpt(content_encoding) + "'; only gzip is accepted");
   }
   auto inflater = std::make_unique<Inflater>();
   if (!inflater->initialized()) return InternalError("zlib could not start inflating");
-  return BoundedBody(std::move(inflater));
+  return BoundedBody(std::move(inflater), std::move(sink));
 }
 
 Status BoundedBody::Append(const char* data, size_t size) {
@@ -100,16 +91,24 @@ Status BoundedBody::Append(const char* data, size_t size) {
     return OverCap("is over the cap of " + MiB(kMaxBodyBytes) + " before decompression");
   }
   received_bytes_ += size;
-  if (inflater_ != nullptr) return inflater_->Inflate(data, size, decompressed_);
-  AppendCapped(decompressed_, data, size, kMaxBodyBytes);  // within the cap, as checked above
+  if (inflater_ != nullptr) return inflater_->Inflate(data, size, *this);
+  return Deliver(std::string_view(data, size));
+}
+
+Status BoundedBody::Deliver(std::string_view piece) {
+  if (piece.size() > kMaxDecompressedBodyBytes - decompressed_bytes_) {
+    return OverCap("decompresses to over the cap of " + MiB(kMaxDecompressedBodyBytes));
+  }
+  decompressed_bytes_ += piece.size();
+  if (sink_status_.ok()) sink_status_ = sink_(piece);
   return OkStatus();
 }
 
-StatusOr<std::string> BoundedBody::Finish() && {
+Status BoundedBody::Finish() && {
   if (inflater_ != nullptr && !inflater_->at_member_end()) {
     return InvalidArgumentError("the metrics body ends part-way through its gzip data");
   }
-  return std::move(decompressed_);
+  return sink_status_;
 }
 
 }  // namespace bsw::prom

@@ -2,6 +2,7 @@
 #define BSW_ADAPTERS_PROMETHEUS_BOUNDED_BODY_H_
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -16,14 +17,20 @@ namespace bsw::prom {
 inline constexpr size_t kMaxBodyBytes = size_t{4} << 20;
 inline constexpr size_t kMaxDecompressedBodyBytes = size_t{16} << 20;
 
-// A response body taken in as it arrives, decompressed as it goes, and never held beyond its caps:
-// a body that passes one fails at that point, having kept at most the cap plus one chunk.
+// Receives each decompressed piece of a body, in order; an error stops the pieces.
+using BodySink = std::function<Status(std::string_view piece)>;
+
+// A response body taken in as it arrives and decompressed as it goes, each piece handed to a sink
+// and counted against the caps, never held: a body that passes a cap fails at that point.
+// A body whose sink fails is still read to its end within the caps, only counted, so that the
+// body's own errors come first, as they would if the body were read whole before the sink saw it.
 // Not thread-safe.
 class BoundedBody {
  public:
   // A body sent with `content_encoding` (the Content-Encoding header): "" or "identity" (plain)
-  // or "gzip". InvalidArgument for any other.
-  [[nodiscard]] static StatusOr<BoundedBody> ForEncoding(std::string_view content_encoding);
+  // or "gzip", passed to `sink`. InvalidArgument for any other encoding.
+  [[nodiscard]] static StatusOr<BoundedBody> ForEncoding(std::string_view content_encoding,
+                                                         BodySink sink);
 
   BoundedBody(BoundedBody&&) noexcept;
   BoundedBody& operator=(BoundedBody&&) noexcept;
@@ -34,16 +41,22 @@ class BoundedBody {
   // corrupt gzip data. REQUIRES: no earlier call failed.
   [[nodiscard]] Status Append(const char* data, size_t size);
 
-  // The decompressed body. InvalidArgument when a gzip body ended part-way through a member.
-  [[nodiscard]] StatusOr<std::string> Finish() &&;
+  // Ends the body: InvalidArgument when a gzip body ended part-way through a member, or else the
+  // sink's first error.
+  [[nodiscard]] Status Finish() &&;
 
  private:
   class Inflater;
-  explicit BoundedBody(std::unique_ptr<Inflater> inflater);
+  BoundedBody(std::unique_ptr<Inflater> inflater, BodySink sink);
+
+  // Counts `piece` of the decompressed body and hands it to the sink unless the sink failed.
+  Status Deliver(std::string_view piece);
 
   std::unique_ptr<Inflater> inflater_;  // null for a plain body
+  BodySink sink_;
+  Status sink_status_;
   size_t received_bytes_ = 0;
-  std::string decompressed_;
+  size_t decompressed_bytes_ = 0;
 };
 
 }  // namespace bsw::prom

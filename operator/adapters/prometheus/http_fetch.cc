@@ -18,7 +18,6 @@
 #include <system_error>
 #include <utility>
 
-#include "operator/adapters/prometheus/bounded_body.h"
 #include "operator/adapters/prometheus/text_format.h"
 
 namespace bsw::prom {
@@ -308,7 +307,7 @@ Status ReadChunked(ResponseReader& reader, BoundedBody& body) {
 
 }  // namespace
 
-StatusOr<std::string> FetchMetricsBody(const std::string& url, double timeout_seconds) {
+Status FetchMetricsBody(const std::string& url, double timeout_seconds, BodySink sink) {
   StatusOr<Url> parsed = ParseUrl(url);
   if (!parsed.ok()) return parsed.status();
   const int timeout_ms = static_cast<int>(std::ceil(std::max(timeout_seconds, 0.001) * 1000));
@@ -321,7 +320,7 @@ StatusOr<std::string> FetchMetricsBody(const std::string& url, double timeout_se
   ResponseReader reader(**connection);
   StatusOr<Head> head = ReadHead(reader);
   if (!head.ok()) return head.status();
-  StatusOr<BoundedBody> body = BoundedBody::ForEncoding(head->content_encoding);
+  StatusOr<BoundedBody> body = BoundedBody::ForEncoding(head->content_encoding, std::move(sink));
   if (!body.ok()) return body.status();
   Status read =
       head->chunked ? ReadChunked(reader, *body) : ReadInto(reader, head->content_length, *body);

@@ -3,7 +3,9 @@
 #include <charconv>
 #include <cmath>
 #include <optional>
+#include <string_view>
 #include <system_error>
+#include <utility>
 
 #include "operator/adapters/prometheus/http_fetch.h"
 
@@ -30,45 +32,65 @@ bool NamesOther(const Sample& sample, const char* label, const std::string& expe
 
 }  // namespace
 
+TrialMetricsBuilder::TrialMetricsBuilder(std::string sweep, std::string trial,
+                                         std::string objective_metric)
+    : sweep_(std::move(sweep)),
+      trial_(std::move(trial)),
+      objective_metric_(std::move(objective_metric)) {}
+
+void TrialMetricsBuilder::Add(const Sample& sample) {
+  if (status_.ok()) status_ = Fold(sample);
+}
+
+StatusOr<TrialMetrics> TrialMetricsBuilder::Finish() && {
+  if (!status_.ok()) return status_;
+  return std::move(metrics_);
+}
+
+Status TrialMetricsBuilder::Fold(const Sample& sample) {
+  std::string_view name = sample.name;
+  if (!name.starts_with(kPrefix)) return OkStatus();
+  if (NamesOther(sample, "sweep", sweep_) || NamesOther(sample, "trial", trial_)) {
+    return OkStatus();
+  }
+  name.remove_prefix(sizeof(kPrefix) - 1);
+  if (name == "objective") {
+    auto metric = sample.labels.find("metric");
+    if (metric == sample.labels.end() || metric->second != objective_metric_) return OkStatus();
+    auto resource_label = sample.labels.find("resource");
+    if (resource_label == sample.labels.end()) {
+      return InvalidArgumentError("budgetsweep_trainer_objective{metric=\"" + objective_metric_ +
+                                  "\"} has no resource label");
+    }
+    std::optional<double> resource = ParseResource(resource_label->second);
+    if (!resource) {
+      return InvalidArgumentError("budgetsweep_trainer_objective{metric=\"" + objective_metric_ +
+                                  "\"} has resource=\"" + Excerpt(resource_label->second) +
+                                  "\", not a finite number");
+    }
+    metrics_.objective_by_resource[*resource] = sample.value;
+  } else if (name == "resource_completed") {
+    metrics_.resource_completed = sample.value;
+  } else if (name == "loss") {
+    metrics_.loss = sample.value;
+  } else if (name == "samples_per_second") {
+    metrics_.samples_per_second = sample.value;
+  } else if (name == "data_wait_ratio") {
+    metrics_.data_wait_ratio = sample.value;
+  } else if (name == "accelerator_utilization_ratio") {
+    metrics_.accelerator_utilization_ratio = sample.value;
+  } else if (name == "probe_measured_steps") {
+    metrics_.probe_measured_steps = sample.value;
+  }
+  return OkStatus();
+}
+
 StatusOr<TrialMetrics> TrialMetricsFromSamples(const std::vector<Sample>& samples,
                                                const std::string& sweep, const std::string& trial,
                                                const std::string& objective_metric) {
-  TrialMetrics metrics;
-  for (const Sample& sample : samples) {
-    std::string_view name = sample.name;
-    if (!name.starts_with(kPrefix)) continue;
-    if (NamesOther(sample, "sweep", sweep) || NamesOther(sample, "trial", trial)) continue;
-    name.remove_prefix(sizeof(kPrefix) - 1);
-    if (name == "objective") {
-      auto metric = sample.labels.find("metric");
-      if (metric == sample.labels.end() || metric->second != objective_metric) continue;
-      auto resource_label = sample.labels.find("resource");
-      if (resource_label == sample.labels.end()) {
-        return InvalidArgumentError("budgetsweep_trainer_objective{metric=\"" + objective_metric +
-                                    "\"} has no resource label");
-      }
-      std::optional<double> resource = ParseResource(resource_label->second);
-      if (!resource) {
-        return InvalidArgumentError("budgetsweep_trainer_objective{metric=\"" + objective_metric +
-                                    "\"} has resource=\"" + Excerpt(resource_label->second) +
-                                    "\", not a finite number");
-      }
-      metrics.objective_by_resource[*resource] = sample.value;
-    } else if (name == "resource_completed") {
-      metrics.resource_completed = sample.value;
-    } else if (name == "loss") {
-      metrics.loss = sample.value;
-    } else if (name == "samples_per_second") {
-      metrics.samples_per_second = sample.value;
-    } else if (name == "data_wait_ratio") {
-      metrics.data_wait_ratio = sample.value;
-    } else if (name == "accelerator_utilization_ratio") {
-      metrics.accelerator_utilization_ratio = sample.value;
-    } else if (name == "probe_measured_steps") {
-      metrics.probe_measured_steps = sample.value;
-    }
-  }
-  return metrics;
+  TrialMetricsBuilder metrics(sweep, trial, objective_metric);
+  for (const Sample& sample : samples) metrics.Add(sample);
+  return std::move(metrics).Finish();
 }
 
 ScrapeMetricSource::ScrapeMetricSource(double timeout_seconds)
@@ -83,11 +105,13 @@ StatusOr<TrialMetrics> ScrapeMetricSource::Read(const std::string& sweep,
   auto scraping = [&url](const Status& status) {
     return Status(status.code(), "scraping " + url + ": " + status.message());
   };
-  StatusOr<std::string> body = FetchMetricsBody(url, timeout_seconds_);
-  if (!body.ok()) return scraping(body.status());
-  StatusOr<std::vector<Sample>> samples = ParseTextFormat(*body);
-  if (!samples.ok()) return scraping(samples.status());
-  return TrialMetricsFromSamples(*samples, sweep, segment.trial, objective_metric);
+  TrialMetricsBuilder metrics(sweep, segment.trial, objective_metric);
+  TextFormatParser parser([&metrics](const Sample& sample) { metrics.Add(sample); });
+  Status fetched = FetchMetricsBody(
+      url, timeout_seconds_, [&parser](std::string_view piece) { return parser.Feed(piece); });
+  if (!fetched.ok()) return scraping(fetched);
+  if (Status parsed = parser.Finish(); !parsed.ok()) return scraping(parsed);
+  return std::move(metrics).Finish();
 }
 
 }  // namespace bsw::prom

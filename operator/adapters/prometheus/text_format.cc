@@ -150,6 +150,10 @@ std::string ParseLabels(LineCursor& cursor, std::map<std::string, std::string>* 
   }
 }
 
+std::string LineOverCap() {
+  return "longer than the cap of " + std::to_string(kMaxLineBytes) + " bytes on one line";
+}
+
 std::string ParseSample(LineCursor& cursor, Sample* sample) {
   sample->name = cursor.ReadName(/*allow_colon=*/true);
   if (sample->name.empty()) return "expected a metric name";
@@ -184,52 +188,86 @@ std::string ParseSample(LineCursor& cursor, Sample* sample) {
 
 }  // namespace
 
-StatusOr<std::vector<Sample>> ParseTextFormat(std::string_view text) {
-  std::vector<Sample> samples;
-  std::map<std::string, size_t> label_sets;  // by metric name
-  int line_number = 0;
-  auto over_cap = [&](const std::string& what) {
-    return Status(StatusCode::kResourceExhausted,
-                  "metrics line " + std::to_string(line_number) + ": " + what);
-  };
-  while (!text.empty()) {
-    ++line_number;
-    size_t newline = text.find('\n');
-    std::string_view line = text.substr(0, newline);
-    text.remove_prefix(newline == std::string_view::npos ? text.size() : newline + 1);
-    if (line.size() > kMaxLineBytes) {
-      return over_cap("longer than the cap of " + std::to_string(kMaxLineBytes) +
-                      " bytes on one line");
-    }
+TextFormatParser::TextFormatParser(SampleSink sink) : sink_(std::move(sink)) {}
 
-    LineCursor cursor(line);
-    cursor.SkipBlanks();
-    if (cursor.AtEnd()) continue;
-    std::string error;
-    if (cursor.Consume('#')) {
-      error = ParseMetadata(cursor);
-    } else {
-      Sample sample;
-      error = ParseSample(cursor, &sample);
-      if (error.empty()) {
-        if (samples.size() == kMaxSamples) {
-          return over_cap("more than the cap of " + std::to_string(kMaxSamples) + " samples");
-        }
-        if (sample.labels.size() > kMaxLabelsPerSample) {
-          return over_cap(std::to_string(sample.labels.size()) + " labels, over the cap of " +
-                          std::to_string(kMaxLabelsPerSample) + " labels per sample");
-        }
-        if (++label_sets[sample.name] > kMaxLabelSetsPerMetric) {
-          return over_cap("more than the cap of " + std::to_string(kMaxLabelSetsPerMetric) +
-                          " label sets of metric '" + Excerpt(sample.name) + "'");
-        }
-        samples.push_back(std::move(sample));
-      }
+Status TextFormatParser::Feed(std::string_view piece) {
+  for (size_t newline; (newline = piece.find('\n')) != std::string_view::npos;) {
+    std::string_view line = piece.substr(0, newline);
+    piece.remove_prefix(newline + 1);
+    if (partial_line_.empty()) {
+      if (Status parsed = ParseLine(line); !parsed.ok()) return parsed;
+      continue;
     }
-    if (!error.empty()) {
-      return InvalidArgumentError("metrics line " + std::to_string(line_number) + ": " + error);
+    if (Status kept = KeepPartial(line); !kept.ok()) return kept;
+    Status parsed = ParseLine(partial_line_);
+    partial_line_.clear();
+    if (!parsed.ok()) return parsed;
+  }
+  return KeepPartial(piece);
+}
+
+Status TextFormatParser::KeepPartial(std::string_view piece) {
+  if (piece.size() > kMaxLineBytes - partial_line_.size()) {
+    return OverCap(line_number_ + 1, LineOverCap());
+  }
+  partial_line_.append(piece);
+  return OkStatus();
+}
+
+Status TextFormatParser::Finish() {
+  if (partial_line_.empty()) return OkStatus();
+  Status parsed = ParseLine(partial_line_);
+  partial_line_.clear();
+  return parsed;
+}
+
+Status TextFormatParser::OverCap(int line_number, const std::string& what) const {
+  return Status(StatusCode::kResourceExhausted,
+                "metrics line " + std::to_string(line_number) + ": " + what);
+}
+
+Status TextFormatParser::ParseLine(std::string_view line) {
+  ++line_number_;
+  if (line.size() > kMaxLineBytes) return OverCap(line_number_, LineOverCap());
+  LineCursor cursor(line);
+  cursor.SkipBlanks();
+  if (cursor.AtEnd()) return OkStatus();
+  std::string error;
+  if (cursor.Consume('#')) {
+    error = ParseMetadata(cursor);
+  } else {
+    Sample sample;
+    error = ParseSample(cursor, &sample);
+    if (error.empty()) {
+      if (samples_ == kMaxSamples) {
+        return OverCap(line_number_,
+                       "more than the cap of " + std::to_string(kMaxSamples) + " samples");
+      }
+      if (sample.labels.size() > kMaxLabelsPerSample) {
+        return OverCap(line_number_,
+                       std::to_string(sample.labels.size()) + " labels, over the cap of " +
+                           std::to_string(kMaxLabelsPerSample) + " labels per sample");
+      }
+      if (++label_sets_[std::hash<std::string>{}(sample.name)] > kMaxLabelSetsPerMetric) {
+        return OverCap(line_number_, "more than the cap of " +
+                                         std::to_string(kMaxLabelSetsPerMetric) +
+                                         " label sets of metric '" + Excerpt(sample.name) + "'");
+      }
+      ++samples_;
+      sink_(std::move(sample));
     }
   }
+  if (!error.empty()) {
+    return InvalidArgumentError("metrics line " + std::to_string(line_number_) + ": " + error);
+  }
+  return OkStatus();
+}
+
+StatusOr<std::vector<Sample>> ParseTextFormat(std::string_view text) {
+  std::vector<Sample> samples;
+  TextFormatParser parser([&samples](Sample sample) { samples.push_back(std::move(sample)); });
+  if (Status fed = parser.Feed(text); !fed.ok()) return fed;
+  if (Status finished = parser.Finish(); !finished.ok()) return finished;
   return samples;
 }
 

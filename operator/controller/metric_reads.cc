@@ -95,8 +95,10 @@ std::vector<StatusOr<TrialMetrics>> MetricReader::ReadAll(
   for (const Key& key : keys) {
     auto it = reads_.find(key);
     if (it->second.result) {
-      standing_[key] = it->second.took_seconds <= options_.deadline_seconds ? Standing::kProven
-                                                                            : Standing::kSlow;
+      // Proven only by a value in time: an endpoint that fails fast (a hostile body refused at a
+      // cap, a trainer still starting) is not waited for, or every pass would wait on it.
+      const bool in_time = it->second.took_seconds <= options_.deadline_seconds;
+      standing_[key] = in_time && it->second.result->ok() ? Standing::kProven : Standing::kSlow;
       results.push_back(std::move(*it->second.result));
       reads_.erase(it);
       continue;

@@ -24,10 +24,10 @@ struct MetricReadOptions {
   // Reads in flight at once, each on a worker thread of the reader's own, started as needed.
   int max_in_flight = 8;
   // How long ReadAll waits for the reads it starts, on the reader's clock: a proven segment's (its
-  // last read answered within `deadline_seconds`) for up to `deadline_seconds`, a segment's first
-  // read for up to `first_read_deadline_seconds` (a trial that just started has no rung value
-  // yet), and a slow segment's (its last read took longer, or is still running) not at all. A
-  // read that answers later is not lost: the next ReadAll hands it out. The source's own timeout
+  // last read gave metrics within `deadline_seconds`) for up to `deadline_seconds`, a segment's
+  // first read for up to `first_read_deadline_seconds` (a trial that just started has no rung value
+  // yet), and a slow segment's (its last read took longer, failed, or is still running) not at all.
+  // A read that answers later is not lost: the next ReadAll hands it out. The source's own timeout
   // bounds how long a hung read holds a worker.
   double deadline_seconds = 0.25;
   double first_read_deadline_seconds = 0.02;

@@ -50,11 +50,17 @@ class GatedSource final : public MetricSource {
     --in_flight_;
     ++answered_;
     changed_.notify_all();
+    if (failing_.contains(segment.trial)) return InvalidArgumentError("refused at a cap");
     TrialMetrics metrics;
     metrics.resource_completed = 10 * segment.segment + reads_of_segment;
     return metrics;
   }
 
+  // Reads of `trial` fail (once released).
+  void Fail(const std::string& trial) {
+    std::lock_guard<std::mutex> lock(mu_);
+    failing_.insert(trial);
+  }
   void Hold(const std::string& trial) {
     std::lock_guard<std::mutex> lock(mu_);
     held_.insert(trial);
@@ -85,6 +91,7 @@ class GatedSource final : public MetricSource {
   std::mutex mu_;
   std::condition_variable changed_;
   std::set<std::string> held_;
+  std::set<std::string> failing_;
   int in_flight_ = 0;
   int max_in_flight_ = 0;
   int started_ = 0;
@@ -192,6 +199,24 @@ TEST(MetricReader, AHungReadCostsOneDeadlineOnceAndItsLateAnswerIsHandedOnLater)
   EXPECT_TRUE(read[1].ok());
   source.AwaitStarted(5);  // a's read, which nothing waited for
   EXPECT_EQ(source.started(), 5);
+  source.Release();
+}
+
+// Issue 40: hostile endpoints refused fast at a cap counted as answering in time, so every pass
+// waited the whole deadline for their next read.
+TEST(MetricReader, AReadThatFailedIsNotWaitedForOnTheNextPass) {
+  FakeClock clock;
+  GatedSource source;
+  source.Fail("a");
+  MetricReader reader(&source, &clock, MetricReadOptions{});
+  EXPECT_FALSE(reader.ReadAll("s", {Running("a", 0)}, kObjective)[0].ok());
+
+  source.Hold("a");
+  auto pass = std::async(std::launch::async,
+                         [&] { return reader.ReadAll("s", {Running("a", 0)}, kObjective); });
+  ASSERT_EQ(pass.wait_for(std::chrono::seconds(5)), std::future_status::ready)
+      << "the pass waited for a segment whose last read failed";
+  EXPECT_EQ(pass.get()[0].status().code(), StatusCode::kUnavailable);
   source.Release();
 }
 

@@ -67,13 +67,17 @@ StatusOr<Plan> SweepController::Pass() {
   for (size_t i = 0; i < readable.size(); ++i) {
     if (read[i].ok()) {
       live[readable[i].trial] = *read[i];
-    } else if (on_metrics_error_) {
-      on_metrics_error_(read[i].status());  // Unknown: the planner waits
+      read_errors_.erase(readable[i].trial);
+      continue;
     }
+    read_errors_[readable[i].trial] = read[i].status().message();
+    if (on_metrics_error_) on_metrics_error_(read[i].status());  // Unknown: the planner waits
   }
   observed.metrics = live;
   observed.unknown_since = unknown_since_;
   for (auto& [name, m] : live) live_[name] = m;
+  observed.last_metrics = live_;
+  observed.last_read_errors = read_errors_;
 
   if (Status s = Record(NewRungValues(model_, observed, now)); !s.ok()) return s;
   StatusOr<Plan> decided = Decide(observed, now);
@@ -91,11 +95,12 @@ StatusOr<Plan> SweepController::Pass() {
     unknown_since[name] = it == unknown_since_.end() ? now : it->second;
   }
   unknown_since_ = std::move(unknown_since);
-  for (auto it = live_.begin(); it != live_.end();) {
-    std::optional<int64_t> index = model_.FindTrial(it->first);
-    bool running = index && model_.trial(*index).phase == TrialPhase::kRunning;
-    it = running ? std::next(it) : live_.erase(it);
-  }
+  auto not_running = [this](const auto& entry) {
+    std::optional<int64_t> index = model_.FindTrial(entry.first);
+    return !index || model_.trial(*index).phase != TrialPhase::kRunning;
+  };
+  std::erase_if(live_, not_running);
+  std::erase_if(read_errors_, not_running);
   // A stop is remembered until the trial's segment has ended: memory stays with the live trials.
   std::erase_if(stops_issued_, [this](const std::pair<std::string, int>& stop) {
     return EndRecorded(stop.first, stop.second);
@@ -256,6 +261,12 @@ Status SweepController::Refresh() {
   StatusOr<std::vector<SegmentStatus>> segments = ChargedSegments();
   if (!segments.ok()) return segments.status();
   ledger_.Observe(*segments, clock_->NowUnixSeconds());
+  live_trials_.clear();
+  for (const SegmentStatus& s : *segments) {
+    if (s.state == SegmentState::kPending || s.state == SegmentState::kRunning) {
+      live_trials_.insert(s.trial);
+    }
+  }
   return OkStatus();
 }
 
@@ -270,6 +281,7 @@ Status SweepController::SettleGate() {
 }
 
 Status SweepController::Interrupt() {
+  interrupted_ = true;
   StatusOr<std::vector<SegmentStatus>> segments = backend_->List();
   if (!segments.ok()) return segments.status();
   for (const SegmentStatus& s : *segments) {
@@ -290,6 +302,9 @@ StatusOr<bool> SweepController::AllSegmentsEnded() {
 }
 
 nlohmann::json SweepController::StatusJson() const {
+  if (interrupted_) {
+    return InterruptedStatus(model_, ledger_, conditions_, live_trials_, clock_->NowUnixSeconds());
+  }
   return BuildStatus(model_, ledger_, conditions_);
 }
 

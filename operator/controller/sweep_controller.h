@@ -43,10 +43,11 @@ class SweepController {
   StatusOr<Plan> Pass();
 
   // Stops every running segment without deciding anything about its trial: a later run resumes
-  // the trial from its checkpoint. For Ctrl-C.
+  // the trial from its checkpoint. For Ctrl-C; StatusJson says so from then on.
   Status Interrupt();
 
-  // Refreshes the ledger from the backend without deciding anything.
+  // Refreshes the ledger, and which segments are live, from the backend without deciding
+  // anything.
   bsw::Status Refresh();
 
   // Records in the budget gate what the sweep holds by the last Refresh, as a sweep no run
@@ -60,7 +61,8 @@ class SweepController {
   const Ledger& ledger() const { return ledger_; }
   // The latest metrics of each running trial, by trial name.
   const std::map<std::string, TrialMetrics>& live_metrics() const { return live_; }
-  // The status object in the BudgetSweep status schema.
+  // The status object in the BudgetSweep status schema; after Interrupt, InterruptedStatus with
+  // the segments the last Refresh showed live.
   nlohmann::json StatusJson() const;
 
   // Called with each journaled event, after it was applied (progress output).
@@ -108,8 +110,13 @@ class SweepController {
   PlannerOptions options_;
   MetricReader metric_reader_;
   std::map<std::string, TrialMetrics> live_;
+  // The error of each running trial's latest metrics read, when it failed.
+  std::map<std::string, std::string> read_errors_;
   std::map<std::string, double> unknown_since_;
   std::set<std::pair<std::string, int>> stops_issued_;
+  bool interrupted_ = false;
+  // The trials whose segment the last Refresh showed pending or running.
+  std::set<std::string> live_trials_;
   nlohmann::json conditions_ = nlohmann::json::array();
   std::function<void(const Event&)> on_event_;
   std::function<void(const Status&)> on_metrics_error_;

@@ -37,6 +37,7 @@ class SlotFiller {
       }
     }
     CreateTrials();
+    if (Pausing(in_.spec())) FinishBeforeTheEnd();
     return std::move(out_);
   }
 
@@ -160,13 +161,31 @@ class SlotFiller {
     if (remaining - requested >= reserve_->device_seconds) return true;
     const Trial& leader = in_.model.trial(reserve_->trial);
     if (leader.phase != TrialPhase::kPaused) return false;  // still ending its segment: wait
-    double max = in_.model.rungs().max();
-    std::string message =
-        "to " + in_.spec().resource_unit +
-        Figures(" %g while the budget covers it: %.4f GPU-hours left,", max, remaining / 3600) +
+    std::string why =
+        Figures(" while the budget covers it: %.4f GPU-hours left,", remaining / 3600) +
         Figures(" of which it needs %.4f and the next other launch %.4f",
                 reserve_->device_seconds / 3600, requested / 3600);
-    return Promote(leader, reserve_->rung, max, message) && Free() > 0;
+    return PromoteLeader(why) && Free() > 0;
+  }
+
+  // Nothing runs, and nothing is left to create or promote (or the budget refused what was): the
+  // sweep would end with no trial at the full resource, so the leader is taken there.
+  void FinishBeforeTheEnd() {
+    if (!reserve_ || occupied_ > 0) return;
+    if (!Denied() && CanCreate(in_.model, in_.model.trial_count())) return;
+    if (in_.model.trial(reserve_->trial).phase != TrialPhase::kPaused) return;
+    double remaining = out_.ledger.remaining();
+    PromoteLeader(Figures(" before the sweep ends, which no trial reached: %.4f GPU-hours left,",
+                          remaining / 3600) +
+                  Figures(" of which it needs %.4f", reserve_->device_seconds / 3600));
+  }
+
+  // Promotes the leader (reserve_) to the full resource, `why` saying what brought that on.
+  bool PromoteLeader(const std::string& why) {
+    const Trial& leader = in_.model.trial(reserve_->trial);
+    double max = in_.model.rungs().max();
+    return Promote(leader, reserve_->rung, max,
+                   "to " + in_.spec().resource_unit + Figures(" %g", max) + why);
   }
 
   const PlanInput& in_;
@@ -209,6 +228,26 @@ Admitted Launch(const PlanInput& in, const Ledger& ledger, int64_t index, int se
   return out;
 }
 
+namespace {
+
+// The leader (Brackets::Leader) and what taking it to the full resource costs: nullopt when no
+// measurement prices it.
+struct LeaderFinish {
+  Brackets::Promotion leader;
+  std::optional<double> device_seconds;
+};
+std::optional<LeaderFinish> LeaderToMax(const PlanInput& in) {
+  const SweepModel& model = in.model;
+  std::optional<Brackets::Promotion> leader = model.scheduler().Leader();
+  if (!leader) return std::nullopt;
+  const Pricing pricing(model, in.options);
+  return LeaderFinish{*leader,
+                      pricing.CostOf(pricing.SegmentSeconds(
+                          leader->trial, model.rungs().max() - model.rungs().at(leader->rung)))};
+}
+
+}  // namespace
+
 std::optional<FinishReserve> FinishReserveOf(const PlanInput& in, const Ledger& ledger) {
   const SweepModel& model = in.model;
   if (model.count(TrialPhase::kCompleted) > 0) return std::nullopt;
@@ -216,13 +255,27 @@ std::optional<FinishReserve> FinishReserveOf(const PlanInput& in, const Ledger& 
     const std::vector<SegmentRecord>& segments = model.trial(index).segments;
     if (!segments.empty() && segments.back().until >= model.rungs().max()) return std::nullopt;
   }
-  std::optional<Brackets::Promotion> leader = model.scheduler().Leader();
-  if (!leader) return std::nullopt;
-  const Pricing pricing(model, in.options);
-  std::optional<double> cost = pricing.CostOf(
-      pricing.SegmentSeconds(leader->trial, model.rungs().max() - model.rungs().at(leader->rung)));
-  if (!cost || *cost > ledger.remaining()) return std::nullopt;
-  return FinishReserve{leader->trial, leader->rung, *cost};
+  std::optional<LeaderFinish> finish = LeaderToMax(in);
+  if (!finish || !finish->device_seconds || *finish->device_seconds > ledger.remaining()) {
+    return std::nullopt;
+  }
+  return FinishReserve{finish->leader.trial, finish->leader.rung, *finish->device_seconds};
+}
+
+std::optional<std::string> NoneAtMax(const PlanInput& in, const Ledger& ledger) {
+  const SweepModel& model = in.model;
+  if (model.count(TrialPhase::kCompleted) > 0) return std::nullopt;
+  const std::string none =
+      "no trial reached " + in.spec().resource_unit + Figures(" %g", model.rungs().max());
+  std::optional<LeaderFinish> finish =
+      Population(in.spec().algorithm) ? std::nullopt : LeaderToMax(in);
+  if (!finish) return none + ": every trial stopped or failed before it";
+  if (!finish->device_seconds || *finish->device_seconds <= ledger.remaining()) return none;
+  return none + ": taking the best, " + model.TrialName(finish->leader.trial) + " at " +
+         in.spec().resource_unit +
+         Figures(" %g, there needs %.4f GPU-hours", model.rungs().at(finish->leader.rung),
+                 *finish->device_seconds / 3600) +
+         Figures(" and %.4f are left", ledger.remaining() / 3600);
 }
 
 bool CanCreate(const SweepModel& model, int64_t next) {
@@ -259,6 +312,23 @@ std::optional<Finish> FinishOf(const SweepModel& model, int occupied,
   if (more_trials || more_promotions) return std::nullopt;
   return Finish{SweepPhase::kCompleted, Reason::kSweepCompleted,
                 std::to_string(model.trial_count()) + " trials finished"};
+}
+
+std::optional<Finish> Completion(const PlanInput& after, const Ledger& ledger, Finish completed) {
+  const SweepModel& model = after.model;
+  if (Pausing(model.spec()) && !Population(model.spec().algorithm)) {
+    std::optional<FinishReserve> reserve = FinishReserveOf(after, ledger);
+    if (reserve && model.trial(reserve->trial).phase == TrialPhase::kPaused) return std::nullopt;
+  }
+  int64_t failed = model.count(TrialPhase::kFailed);
+  if (failed > 0 && failed == model.trial_count()) {
+    return Finish{SweepPhase::kFailed, Reason::kAllTrialsFailed,
+                  "all " + std::to_string(failed) + " trials failed"};
+  }
+  if (std::optional<std::string> why = NoneAtMax(after, ledger)) {
+    completed.message += "; " + *why;
+  }
+  return completed;
 }
 
 std::optional<Finish> TooManyFailures(const SweepModel& model) {

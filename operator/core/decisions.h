@@ -97,12 +97,17 @@ std::vector<Event> RecordVerdicts(const SweepModel& model, double now);
 
 // --- Trial lifecycle (trial_decisions.cc) ---
 
-// Why segment `seg` of trial `t` ended, as `st` shows it, and the message saying so.
+// Why segment `seg` of trial `t` ended, as `st` shows it, and the message saying so. A segment
+// that exited 0 without the objective at its `until` (unless the sweep stopped it) is ExitedShort
+// when what the trial last reported (Observed::last_metrics, its rung values) is short of `until`
+// or nothing, explained by that and its last read error (Observed::last_read_errors); one that
+// reported reaching `until` lost only the read of its value there, and ends MetricsMissing below
+// the full resource and as planned at it.
 struct SegmentEnd {
   Reason reason = Reason::kNone;
   std::string message;
 };
-SegmentEnd EndOf(const SweepModel& model, const Trial& t, const SegmentRecord& seg,
+SegmentEnd EndOf(const PlanInput& in, const Trial& t, const SegmentRecord& seg,
                  const SegmentStatus& st);
 // The SegmentEnded event of a segment that ended as `st` shows: EndOf, the trainer's output when
 // it failed, and the charge.
@@ -166,13 +171,19 @@ struct FinishReserve {
   double device_seconds = 0;
 };
 std::optional<FinishReserve> FinishReserveOf(const PlanInput& in, const Ledger& ledger);
+// Why no trial reached the full resource, for the message of a sweep that ends so: every trial
+// stopped or failed first, or taking the leader there costs more than is left; nullopt once a
+// trial completed.
+std::optional<std::string> NoneAtMax(const PlanInput& in, const Ledger& ledger);
 
 // Whether a new configuration may be created as trial `next` (maxTrials, the end of a grid).
 bool CanCreate(const SweepModel& model, int64_t next);
 
 // Fills the slots the trials left free (`occupied` of spec.parallelism taken): pause mode's
 // promotions first, keeping the finish reserve, then new trials while no admission was denied in
-// this pass (`denied`).
+// this pass (`denied`). In pause mode, when then nothing runs and nothing is left to create (or an
+// admission was denied), the leader the reserve was kept for is taken to the full resource, so
+// that the sweep does not end with no trial there.
 Admitted FillSlots(const PlanInput& in, const Ledger& ledger, int occupied, bool denied);
 
 // --- The sweep's end (admission.cc) ---
@@ -189,6 +200,12 @@ struct Finish {
 // wait (a pool's fair share) do not end it.
 std::optional<Finish> FinishOf(const SweepModel& model, int occupied,
                                const std::vector<Denial>& denials);
+// What a `completed` finish (FinishOf) is once the trials are counted as the pass leaves them
+// (`after`: its model with the pass's events applied): none yet while the leader the finish
+// reserve is kept for is paused (the next pass takes it to the full resource, FillSlots); Failed
+// (AllTrialsFailed) when every trial failed; else `completed`, saying why no trial reached the
+// full resource when none did (NoneAtMax).
+std::optional<Finish> Completion(const PlanInput& after, const Ledger& ledger, Finish completed);
 // Failed when spec.maxFailedTrials trials failed.
 std::optional<Finish> TooManyFailures(const SweepModel& model);
 

@@ -53,6 +53,15 @@ Pass SearchPass(const PlanInput& in, const Ledger& ledger) {
   Part part = std::move(trials.part);
   part.Add(std::move(filled.part));
   std::optional<Finish> finish = FinishOf(in.model, part.occupied, part.denials);
+  if (finish && finish->phase == SweepPhase::kCompleted) {
+    // The segments that ended in this pass count as they ended.
+    SweepModel after = in.model;
+    for (const Event& e : part.events) {
+      if (Status applied = after.Apply(e); !applied.ok()) break;
+    }
+    finish = Completion(PlanInput{after, in.observed, in.now, in.options, in.reservation_fit},
+                        filled.ledger, *finish);
+  }
   if (finish) part.events.push_back(finish->ToEvent(in.now));
   return {std::move(part), filled.ledger, finish, std::nullopt};
 }

@@ -22,6 +22,11 @@ struct Observed {
   std::map<std::string, TrialMetrics> metrics;
   // When each running trial's metrics became Unknown (Plan::unknown of earlier passes), by name.
   std::map<std::string, double> unknown_since;
+  // What each active trial last said, across passes, by name: its latest metrics that answered,
+  // and the error of its latest read when that read failed. They explain a segment that exited 0
+  // short of its `until` (ExitedShort).
+  std::map<std::string, TrialMetrics> last_metrics;
+  std::map<std::string, std::string> last_read_errors;
 
   const SegmentStatus* Segment(const std::string& trial, int segment) const;
 };

@@ -14,10 +14,12 @@ constexpr const char* kReasonNames[] = {"",
                                         "Evicted",
                                         "Interrupted",
                                         "MetricsMissing",
+                                        "ExitedShort",
                                         "BudgetExhausted",
                                         "RungCutoff",
                                         "SweepFinished",
                                         "TooManyFailedTrials",
+                                        "AllTrialsFailed",
                                         "ThroughputBelowTarget",
                                         "SweepCompleted",
                                         "TargetMet",
@@ -37,7 +39,8 @@ std::optional<Reason> ParseReason(std::string_view name) {
 }
 
 bool TrainerFailed(Reason reason) {
-  return reason == Reason::kError || reason == Reason::kLost || reason == Reason::kDiverged;
+  return reason == Reason::kError || reason == Reason::kLost || reason == Reason::kDiverged ||
+         reason == Reason::kExitedShort;
 }
 
 bool Retryable(Reason reason) { return reason == Reason::kError || reason == Reason::kLost; }

@@ -21,11 +21,14 @@ enum class Reason {
   kEvicted,
   kInterrupted,
   kMetricsMissing,
+  // The trainer exited 0 without the objective at the resource it was asked for.
+  kExitedShort,
   // Why the sweep stopped a trial or finished.
   kBudgetExhausted,
   kRungCutoff,
   kSweepFinished,
   kTooManyFailedTrials,
+  kAllTrialsFailed,
   kThroughputBelowTarget,
   kSweepCompleted,
   // What the probe phase decided (ThroughputDecision::reason).
@@ -39,10 +42,11 @@ const char* ReasonName(Reason reason);
 std::optional<Reason> ParseReason(std::string_view name);
 
 // Whether a segment that ended for `reason` failed in the trainer itself, so that its output
-// explains it: Error, Lost or Diverged.
+// explains it: Error, Lost, Diverged or ExitedShort.
 bool TrainerFailed(Reason reason);
 // Whether a segment that ended for `reason` counts against spec.trial.maxRetries and is retried
-// while retries are left: Error or Lost. A diverged trainer would diverge again.
+// while retries are left: Error or Lost. A diverged trainer would diverge again, and one that
+// exited 0 short of its `until` would exit there again (docs/design.md, "Trainer contract").
 bool Retryable(Reason reason);
 
 // The same, for a reason as its name.

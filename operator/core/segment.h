@@ -23,7 +23,8 @@ struct SegmentStatus {
   // When failed: Error, DeadlineExceeded, Stopped, Lost, Evicted (the node refused or evicted it:
   // not the trainer's failure)
   Reason reason = Reason::kNone;
-  // When the trainer exited non-zero: the end of what it wrote (OutputTail, output_tail.h).
+  // When the trainer exited non-zero (locally, when it exited at all): the end of what it wrote
+  // (OutputTail, output_tail.h).
   std::string output_tail;
   // While pending: why it cannot start, as the backend names it (a pod: Unschedulable,
   // ErrImagePull, ImagePullBackOff, ...), and the backend's own message. Empty when it is just

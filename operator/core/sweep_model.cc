@@ -289,7 +289,9 @@ void SweepModel::EndSegment(Trial& t, const event::SegmentEnded& e) {
   } else {
     t.reason = e.reason;
     t.message = e.message;
-    SetPhase(t, TrialPhase::kStopped);
+    // A trainer that exited 0 short of its `until` broke the contract, and is not retried: it
+    // fails, and counts against spec.maxFailedTrials (docs/design.md, "Trainer contract").
+    SetPhase(t, reason == Reason::kExitedShort ? TrialPhase::kFailed : TrialPhase::kStopped);
   }
 }
 

@@ -168,4 +168,37 @@ json BuildStatus(const SweepModel& model, const Ledger& ledger, const json& cond
   return status;
 }
 
+json InterruptedStatus(const SweepModel& model, const Ledger& ledger, const json& conditions,
+                       const std::set<std::string>& live_trials, double now) {
+  json status = BuildStatus(model, ledger, conditions);
+  json running = json::array();
+  int64_t interrupted = 0;
+  for (int64_t index : model.active()) {
+    const std::string& name = model.trial(index).name;
+    if (live_trials.contains(name)) {
+      running.push_back(name);
+    } else {
+      ++interrupted;
+    }
+  }
+  status["runningTrials"] = running;
+  status["trials"]["running"] = running.size();
+  status["trials"]["interrupted"] = interrupted;
+  if (model.finished()) return status;
+  Condition progressing{
+      "Progressing", "False", "Interrupted",
+      "interrupted: " + std::to_string(interrupted) +
+          " trials stopped; the next run on the same state resumes them from their checkpoints"};
+  json merged = MergeConditions(conditions, {progressing}, now, model.spec().generation).at(0);
+  json& listed = status["conditions"];
+  auto it = std::find_if(listed.begin(), listed.end(),
+                         [](const json& c) { return c.value("type", "") == "Progressing"; });
+  if (it == listed.end()) {
+    listed.insert(listed.begin(), merged);
+  } else {
+    *it = merged;
+  }
+  return status;
+}
+
 }  // namespace bsw

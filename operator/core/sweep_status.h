@@ -1,6 +1,7 @@
 #ifndef BSW_CORE_SWEEP_STATUS_H_
 #define BSW_CORE_SWEEP_STATUS_H_
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,15 @@ nlohmann::json LineageJson(const SweepModel& model, const Trial& t);
 // the best trial and the running trials (at most spec.parallelism), never one entry per trial.
 nlohmann::json BuildStatus(const SweepModel& model, const Ledger& ledger,
                            const nlohmann::json& conditions);
+
+// The status of a run stopped from outside (Ctrl-C), once it stopped its segments: BuildStatus,
+// but only the active trials whose segment is still live (`live_trials`, by name) count and are
+// listed as running; the others count as interrupted, and the next run on the same state resumes
+// them from their checkpoints. Unless the sweep had finished, Progressing is False for reason
+// Interrupted.
+nlohmann::json InterruptedStatus(const SweepModel& model, const Ledger& ledger,
+                                 const nlohmann::json& conditions,
+                                 const std::set<std::string>& live_trials, double now);
 
 }  // namespace bsw
 

@@ -129,20 +129,54 @@ Admitted ReconcileTrial(const PlanInput& in, const Trial& t, const Ledger& ledge
     Part part;
     part.events.push_back(SegmentEndEvent(in, t, seg, *st));
     // A trial that stays active is relaunched on the next pass: it still holds its slot.
-    part.occupied = Relaunches(in.spec(), t, EndOf(in.model, t, seg, *st).reason) ? 1 : 0;
+    part.occupied = Relaunches(in.spec(), t, EndOf(in, t, seg, *st).reason) ? 1 : 0;
     return {part, ledger};
   }
   return LiveSegment(in, t, seg, *st, ledger);
 }
 
+// How far trial `t` said it got: its latest resource_completed, or its last rung value.
+std::optional<double> LastReported(const PlanInput& in, const Trial& t) {
+  std::optional<double> reached;
+  if (!t.rung_values.empty()) reached = t.progress();
+  auto m = in.observed.last_metrics.find(t.name);
+  if (m != in.observed.last_metrics.end() && m->second.resource_completed) {
+    reached = std::max(reached.value_or(0), *m->second.resource_completed);
+  }
+  return reached;
+}
+
+// A segment that exited 0 short of its `until` (`reached`, what it last reported, below it or
+// unknown): how far it said it got, and, when no read of its metrics ever answered, why the last
+// one failed (a read that fails once the trainer exited says nothing).
+SegmentEnd ExitedShort(const PlanInput& in, const Trial& t, const SegmentRecord& seg,
+                       std::optional<double> reached) {
+  const std::string& unit = in.spec().resource_unit;
+  std::string message = reached ? "exited 0 at " + unit +
+                                      Figures(" %g of the %g it was asked for", *reached, seg.until)
+                                : "exited 0 having reported no " + unit +
+                                      Figures(" of the %g it was asked for", seg.until);
+  message += ", without the objective at " + unit + Figures(" %g", seg.until);
+  auto error = in.observed.last_read_errors.find(t.name);
+  if (!in.observed.last_metrics.contains(t.name) && error != in.observed.last_read_errors.end()) {
+    message += "; its last metrics read failed: " + error->second;
+  }
+  return {Reason::kExitedShort, message};
+}
+
 }  // namespace
 
-SegmentEnd EndOf(const SweepModel& model, const Trial& t, const SegmentRecord& seg,
+SegmentEnd EndOf(const PlanInput& in, const Trial& t, const SegmentRecord& seg,
                  const SegmentStatus& st) {
   const bool reported = t.rung_values.contains(seg.until);
   if (st.state == SegmentState::kSucceeded) {
-    if (!reported && seg.until < model.rungs().max() && !t.stop_requested) {
-      return {Reason::kMetricsMissing, "exited at " + model.spec().resource_unit +
+    if (reported || t.stop_requested) return {};
+    std::optional<double> reached = LastReported(in, t);
+    if (!reached || *reached < seg.until) return ExitedShort(in, t, seg, reached);
+    // It said it reached `until`, but its objective there went unread: a Ctrl-C during its linger,
+    // then a resume from its checkpoint at `until`, whose trainer evaluates nothing again.
+    if (seg.until < in.model.rungs().max()) {
+      return {Reason::kMetricsMissing, "exited at " + in.spec().resource_unit +
                                            Figures(" %g", seg.until) +
                                            " without reporting the objective there"};
     }
@@ -166,7 +200,7 @@ SegmentEnd EndOf(const SweepModel& model, const Trial& t, const SegmentRecord& s
 
 event::SegmentEnded SegmentEndEvent(const PlanInput& in, const Trial& t, const SegmentRecord& seg,
                                     const SegmentStatus& st) {
-  SegmentEnd end = EndOf(in.model, t, seg, st);
+  SegmentEnd end = EndOf(in, t, seg, st);
   event::SegmentEnded e{.at = in.now, .trial = t.index, .segment = seg.number};
   e.reason = ReasonName(end.reason);
   e.message = std::move(end.message);
@@ -245,7 +279,7 @@ Part StopEverything(const PlanInput& in) {
     if (st == nullptr) continue;
     if (st->state == SegmentState::kSucceeded || st->state == SegmentState::kFailed) {
       part.events.push_back(SegmentEndEvent(in, t, seg, *st));
-      if (Relaunches(in.spec(), t, EndOf(in.model, t, seg, *st).reason)) {
+      if (Relaunches(in.spec(), t, EndOf(in, t, seg, *st).reason)) {
         part.Add(StopTrial(in, t, Reason::kSweepFinished, message, false));
       }
     } else if (t.stop_requested) {

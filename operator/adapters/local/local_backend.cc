@@ -239,7 +239,8 @@ StatusOr<SegmentStatus> ToSegmentStatus(Observed& observed) {
   segment.finished_unix_seconds = status.finished_unix_seconds;
   segment.exit_code = status.exit_code;
   segment.reason = status.reason;
-  if (TrainerFailed(status.reason)) {
+  // A clean exit too: one short of its `until` is explained by what the trainer wrote.
+  if (TrainerFailed(status.reason) || status.state == SegmentState::kSucceeded) {
     segment.output_tail = LogTail(observed.files.trainer_log());
   }
   segment.devices = status.devices;

@@ -226,6 +226,28 @@ TEST_F(SweepControllerTest, Interrupt_StopsEveryLiveSegmentAndDecidesNothing) {
   EXPECT_EQ(JournalText(), before) << "an interrupt is not a decision about any trial";
 }
 
+TEST_F(SweepControllerTest, Interrupt_StatusSaysInterruptedAndCountsOnlyLiveSegmentsRunning) {
+  StatusOr<Journal> journal = Journal::Open(dir_);
+  SweepController controller(spec_, &backend_, &metrics_, &*journal, &clock_);
+  ASSERT_TRUE(controller.Recover().ok());
+  ASSERT_TRUE(controller.Pass().ok());
+  ASSERT_TRUE(controller.Interrupt().ok());
+  for (SegmentStatus& s : segments_) {
+    s.state = SegmentState::kFailed;
+    s.reason = Reason::kStopped;
+    s.finished_unix_seconds = clock_.NowUnixSeconds();
+  }
+  ASSERT_TRUE(controller.Refresh().ok());
+  nlohmann::json status = controller.StatusJson();
+  EXPECT_EQ(status["phase"], "Running") << "not finished: the next run resumes it";
+  EXPECT_EQ(status["trials"]["running"], 0);
+  EXPECT_EQ(status["trials"]["interrupted"], spec_.parallelism);
+  EXPECT_TRUE(status["runningTrials"].empty());
+  ASSERT_EQ(status["conditions"][0]["type"], "Progressing");
+  EXPECT_EQ(status["conditions"][0]["status"], "False");
+  EXPECT_EQ(status["conditions"][0]["reason"], "Interrupted");
+}
+
 TEST_F(SweepControllerTest, ProbePhase_ProbesRunTheCandidateAndEveryTrialGetsTheChoice) {
   UseProbePhase();
   StatusOr<Journal> journal = Journal::Open(dir_);

@@ -171,12 +171,7 @@ PlannerHarness PausedAtRungOne() {
     j["spec"]["scheduler"]["mode"] = "pause";
     j["spec"]["maxTrials"] = 3;
   }));
-  h.PassAndCarry();
-  h.Advance(10);
-  h.Report(0, 1, 0.5);
-  h.Report(1, 1, 0.6);
-  h.Exit(0);
-  h.Exit(1);
+  h.FirstTwoReportAtEpochOneAndExit(10, 0.5, 0.6);
   h.PassAndCarry();
   return h;
 }

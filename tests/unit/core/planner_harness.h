@@ -100,6 +100,17 @@ class PlannerHarness {
     m.resource_completed = resource;
   }
 
+  // A first pass launches trials 0 and 1; `seconds` later they report `value0` and `value1` at
+  // epoch 1 and exit.
+  void FirstTwoReportAtEpochOneAndExit(double seconds, double value0, double value1) {
+    PassAndCarry();
+    Advance(seconds);
+    Report(0, 1, value0);
+    Report(1, 1, value1);
+    Exit(0);
+    Exit(1);
+  }
+
   // The trial's latest segment exits.
   void Exit(int64_t trial, int exit_code = 0) {
     const Trial& t = model_.trial(trial);

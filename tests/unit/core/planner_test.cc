@@ -598,12 +598,7 @@ INSTANTIATE_TEST_SUITE_P(
               j["spec"]["budget"]["gpuHours"] = 0.06;  // 216 GPU-seconds
             },
             [](PlannerHarness& h) {
-              h.PassAndCarry();
-              h.Advance(10);  // 10 s per epoch
-              h.Report(0, 1, 0.5);
-              h.Report(1, 1, 0.9);
-              h.Exit(0);
-              h.Exit(1);
+              h.FirstTwoReportAtEpochOneAndExit(10, 0.5, 0.9);  // 10 s per epoch
               // 196 s left. Two results at rung 0 promote nobody, but taking trial 1 from epoch 1
               // to 9 costs 8 × 10 × 1.25 + 30 = 130 s. A new trial to epoch 1 asks 1 × 10 × 1.25
               // + 30 = 42.5 s: the first leaves 153.5, a second would leave 111.
@@ -635,7 +630,91 @@ INSTANTIATE_TEST_SUITE_P(
               EXPECT_EQ(h.model().scheduler().promoted(1), 1);
               EXPECT_EQ(CountEvents<event::TrialCreated>(plan), 1);
               EXPECT_EQ(CountEvents<event::TrialPromoted>(plan), 0);
-            }}),
+            }},
+        Situation{"ATrialThatExitsZeroShortOfItsUntilFailsAsExitedShortAndIsNotRetried", NoEdit,
+                  [](PlannerHarness& h) {
+                    h.PassAndCarry();
+                    h.Advance(10);
+                    h.Report(0, 1, 0.5);
+                    h.Report(1, 1, 0.4);
+                    h.Exit(0);  // at epoch 1 of the 9 it was asked for
+                    Plan plan = h.PassAndCarry();
+                    const auto* ended = FindEvent<event::SegmentEnded>(plan);
+                    ASSERT_NE(ended, nullptr);
+                    EXPECT_EQ(ended->trial, 0);
+                    EXPECT_EQ(ended->reason, "ExitedShort");
+                    EXPECT_EQ(ended->message,
+                              "exited 0 at epochs 1 of the 9 it was asked for, without the "
+                              "objective at epochs 9");
+                    EXPECT_EQ(h.model().trial(0).phase, TrialPhase::kFailed);
+                    plan = h.PassAndCarry();
+                    EXPECT_EQ(FindAction<StartSegment>(plan, 0), nullptr);
+                    EXPECT_EQ(h.model().count(TrialPhase::kCompleted), 0);
+                  }},
+        Situation{"ASweepWhoseTrialsAllFailedEndsFailedBelowMaxFailedTrials",
+                  [](json& j) { j["spec"]["maxTrials"] = 2; },  // maxFailedTrials 3
+                  [](PlannerHarness& h) {
+                    for (int attempt = 0; attempt < 2; ++attempt) {  // one retry each
+                      h.PassAndCarry();
+                      h.Advance(5);
+                      h.Exit(0, 1);
+                      h.Exit(1, 1);
+                      h.PassAndCarry();
+                    }
+                    ASSERT_EQ(h.model().count(TrialPhase::kFailed), 2);
+                    EXPECT_EQ(h.model().phase(), SweepPhase::kFailed);
+                    EXPECT_EQ(h.model().finish_reason(), "AllTrialsFailed");
+                    EXPECT_EQ(h.model().finish_message(), "all 2 trials failed");
+                  }},
+        Situation{"PauseModeTakesItsLeaderToTheEndOnceNothingIsLeftToCreate",
+                  [](json& j) {
+                    j["spec"]["scheduler"]["mode"] = "pause";
+                    j["spec"]["maxTrials"] = 2;
+                  },
+                  [](PlannerHarness& h) {
+                    h.FirstTwoReportAtEpochOneAndExit(10, 0.5, 0.9);
+                    // Two values at rung 0 promote nobody, and maxTrials is reached: the sweep does
+                    // not end in the pass that pauses them, and the next one takes the leader to
+                    // the end.
+                    Plan plan = h.PassAndCarry();
+                    EXPECT_EQ(FindEvent<event::SweepFinished>(plan), nullptr);
+                    h.Advance(0.25);
+                    plan = h.PassAndCarry();
+                    const auto* promoted = FindEvent<event::TrialPromoted>(plan);
+                    ASSERT_NE(promoted, nullptr);
+                    EXPECT_EQ(promoted->trial, 1);
+                    EXPECT_THAT(promoted->message, HasSubstr("to epochs 9 before the sweep ends"));
+                    const auto* resume = FindAction<StartSegment>(plan, 1);
+                    ASSERT_NE(resume, nullptr);
+                    EXPECT_DOUBLE_EQ(resume->until, 9);
+                    h.Advance(80);
+                    h.Report(1, 9, 0.95);
+                    h.Exit(1);
+                    plan = h.PassAndCarry();
+                    const auto* finished = FindEvent<event::SweepFinished>(plan);
+                    ASSERT_NE(finished, nullptr);
+                    EXPECT_EQ(finished->phase, SweepPhase::kCompleted);
+                    EXPECT_EQ(finished->message, "2 trials finished");
+                    EXPECT_EQ(h.model().count(TrialPhase::kCompleted), 1);
+                  }},
+        Situation{"APauseSweepThatCannotAffordItsLeadersEndSaysWhyNoTrialGotThere",
+                  [](json& j) {
+                    j["spec"]["scheduler"]["mode"] = "pause";
+                    j["spec"]["maxTrials"] = 2;
+                    j["spec"]["budget"]["gpuHours"] = 0.03;  // 108 GPU-seconds
+                  },
+                  [](PlannerHarness& h) {
+                    h.FirstTwoReportAtEpochOneAndExit(10, 0.5, 0.9);
+                    // 88 s left; taking trial 1 to epoch 9 costs 8 × 10 × 1.25 + 30 = 130 s.
+                    Plan plan = h.PassAndCarry();
+                    const auto* finished = FindEvent<event::SweepFinished>(plan);
+                    ASSERT_NE(finished, nullptr);
+                    EXPECT_EQ(finished->phase, SweepPhase::kCompleted);
+                    EXPECT_EQ(finished->message,
+                              "2 trials finished; no trial reached epochs 9: taking the best, " +
+                                  h.model().TrialName(1) +
+                                  " at epochs 1, there needs 0.0361 GPU-hours and 0.0244 are left");
+                  }}),
     [](const ::testing::TestParamInfo<Situation>& row) { return row.param.name; });
 
 TEST(ComputePlan, IsPureSameInputsGiveTheSamePlan) {

@@ -20,15 +20,19 @@ TEST(Reason, NamesAreTheJournalsWords) {
   EXPECT_STREQ(ReasonName(Reason::kError), "Error");
   EXPECT_STREQ(ReasonName(Reason::kInterrupted), "Interrupted");
   EXPECT_STREQ(ReasonName(Reason::kRungCutoff), "RungCutoff");
+  EXPECT_STREQ(ReasonName(Reason::kExitedShort), "ExitedShort");
+  EXPECT_STREQ(ReasonName(Reason::kAllTrialsFailed), "AllTrialsFailed");
   EXPECT_EQ(ParseReason("OOMKilled"), std::nullopt);
 }
 
-TEST(Reason, OnlyErrorAndLostAreRetriedAndTheyAndDivergedAreTrainerFailures) {
+TEST(Reason, OnlyErrorAndLostAreRetriedAndTheyDivergedAndExitedShortAreTrainerFailures) {
   for (int i = 0; i <= static_cast<int>(Reason::kNothingMeasured); ++i) {
     auto reason = static_cast<Reason>(i);
     bool retried = reason == Reason::kError || reason == Reason::kLost;
     EXPECT_EQ(Retryable(reason), retried) << ReasonName(reason);
-    EXPECT_EQ(TrainerFailed(reason), retried || reason == Reason::kDiverged) << ReasonName(reason);
+    EXPECT_EQ(TrainerFailed(reason),
+              retried || reason == Reason::kDiverged || reason == Reason::kExitedShort)
+        << ReasonName(reason);
     EXPECT_EQ(Retryable(std::string(ReasonName(reason))), retried) << ReasonName(reason);
   }
   EXPECT_FALSE(Retryable(std::string("OOMKilled")));

@@ -427,6 +427,10 @@ TEST(Simulation, StuckPauseSweepBug_FailedTopTrialDoesNotKeepTheSweepRunningFore
   }
   EXPECT_EQ(failed, best_at_rung_one);
   EXPECT_EQ(replayed.trial(*failed).progress(), 1);
+  // No trial reached the full resource, and the sweep says why (issue 40).
+  EXPECT_EQ(replayed.finish_message(),
+            "9 trials finished; no trial reached epochs 27: taking the best, sim-t0001 at epochs "
+            "3, there needs 0.0597 GPU-hours and 0.0288 are left");
 }
 
 TEST(Simulation, LeaderTakenToTheEndDoesNotHoldTheRungsItRanThrough) {

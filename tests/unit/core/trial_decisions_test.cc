@@ -47,7 +47,9 @@ TEST_P(EndOfTable, ReadsTheSegmentsEndAsTheBackendShowsIt) {
   st.state = row.state;
   st.exit_code = row.exit_code;
   st.reason = row.backend_reason;
-  SegmentEnd end = EndOf(model, t, seg, st);
+  Observed observed;
+  PlannerOptions options;
+  SegmentEnd end = EndOf(PlanInput{model, observed, 500, options}, t, seg, st);
   EXPECT_EQ(ReasonName(end.reason), std::string(ReasonName(row.want)));
   EXPECT_THAT(end.message, HasSubstr(row.message_has));
 }
@@ -57,9 +59,10 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         EndRow{"SucceededWithItsValueEndsAsPlanned", SegmentState::kSucceeded, 0, Reason::kNone,
                false, true, Reason::kNone, ""},
-        EndRow{"SucceededWithoutItsValueIsMetricsMissing", SegmentState::kSucceeded, 0,
-               Reason::kNone, false, false, Reason::kMetricsMissing,
-               "exited at epochs 3 without reporting"},
+        EndRow{"SucceededWithoutItsValueExitedShort", SegmentState::kSucceeded, 0, Reason::kNone,
+               false, false, Reason::kExitedShort,
+               "exited 0 having reported no epochs of the 3 it was asked for, without the "
+               "objective at epochs 3"},
         EndRow{"SucceededWithoutItsValueAfterAStopEndsAsPlanned", SegmentState::kSucceeded, 0,
                Reason::kNone, true, false, Reason::kNone, ""},
         EndRow{"ExitCodeThreeIsDiverged", SegmentState::kFailed, 3, Reason::kError, false, false,
@@ -91,6 +94,39 @@ INSTANTIATE_TEST_SUITE_P(
                false, Reason::kError, "exited with code 2"}),
     [](const ::testing::TestParamInfo<EndRow>& row) { return row.param.name; });
 
+TEST(EndOf, AShortExitNamesWhereItStoppedWhatItWasAskedForAndWhyItsMetricsWentUnread) {
+  SweepModel model(Spec());
+  Observed observed;
+  PlannerOptions options;
+  PlanInput in{model, observed, 500, options};
+  Trial t;
+  t.name = "fmnist-cnn-t0000";
+  SegmentRecord seg;
+  seg.until = 9;
+  SegmentStatus st;
+  st.state = SegmentState::kSucceeded;
+  st.exit_code = 0;
+  observed.last_read_errors[t.name] = "scraping http://127.0.0.1:9/metrics: metrics line 1: bad";
+  SegmentEnd end = EndOf(in, t, seg, st);
+  EXPECT_EQ(end.reason, Reason::kExitedShort);
+  EXPECT_EQ(end.message,
+            "exited 0 having reported no epochs of the 9 it was asked for, without the objective "
+            "at epochs 9; its last metrics read failed: scraping http://127.0.0.1:9/metrics: "
+            "metrics line 1: bad");
+  // A read that answered: where it said it got, and no error from a read after it exited.
+  t.rung_values[1] = 0.5;
+  observed.last_metrics[t.name].resource_completed = 2;
+  EXPECT_EQ(EndOf(in, t, seg, st).message,
+            "exited 0 at epochs 2 of the 9 it was asked for, without the objective at epochs 9");
+  // It said it reached `until`: only the read of its value was lost (a Ctrl-C during its linger,
+  // then a resume from its checkpoint there), which is no short exit.
+  observed.last_metrics[t.name].resource_completed = 9;
+  EXPECT_EQ(EndOf(in, t, seg, st).reason, Reason::kNone);
+  seg.until = 3;
+  observed.last_metrics[t.name].resource_completed = 3;
+  EXPECT_EQ(EndOf(in, t, seg, st).reason, Reason::kMetricsMissing);
+}
+
 TEST(SegmentEndEvent, KeepsTheTrainersOutputOnlyWhenTheTrainerFailed) {
   SweepModel model(Spec());
   Observed observed;
@@ -120,6 +156,13 @@ TEST(SegmentEndEvent, KeepsTheTrainersOutputOnlyWhenTheTrainerFailed) {
 
   st.reason = Reason::kDeadlineExceeded;
   EXPECT_EQ(SegmentEndEvent(in, t, seg, st).output, "");
+
+  st.state = SegmentState::kSucceeded;  // exit 0 short of `until`: the output explains it
+  st.exit_code = 0;
+  st.reason = Reason::kNone;
+  e = SegmentEndEvent(in, t, seg, st);
+  EXPECT_EQ(e.reason, "ExitedShort");
+  EXPECT_EQ(e.output, st.output_tail);
 }
 
 struct RelaunchRow {
@@ -154,6 +197,7 @@ INSTANTIATE_TEST_SUITE_P(
         RelaunchRow{"AnErrorPastTheRetriesIsNot", Reason::kError, 1, false, false},
         RelaunchRow{"AStoppedTrialIsNotRetried", Reason::kError, 0, true, false},
         RelaunchRow{"ADivergedTrialIsNotRetried", Reason::kDiverged, 0, false, false},
+        RelaunchRow{"AShortExitIsNotRetried", Reason::kExitedShort, 0, false, false},
         RelaunchRow{"AnEndAsPlannedIsNoRelaunch", Reason::kNone, 0, false, false},
         RelaunchRow{"ADeadlineIsNoRelaunch", Reason::kDeadlineExceeded, 0, false, false}),
     [](const ::testing::TestParamInfo<RelaunchRow>& row) { return row.param.name; });

@@ -162,6 +162,14 @@ StatusOr<std::vector<Observed>> Scan(const fs::path& trials_dir,
   return segments;
 }
 
+// Whether the segment of `status` has ended. A final record counts once its supervisor has
+// exited: the supervisor writes that record last, when every process of the trial is gone, so one
+// the trial wrote before (ended early, say) is not taken.
+bool Ended(const StatusRecord& status) {
+  return status.state != SegmentState::kRunning &&
+         !IsSameProcessRunning(status.supervisor_pid, status.supervisor_start_ticks);
+}
+
 // The processes of a segment whose supervisor is gone: those whose environment holds the launch's
 // checkpoint directory (every process of the trial inherits it unless it clears its environment).
 std::vector<pid_t> LeftProcesses(const SegmentFiles& files) {
@@ -234,6 +242,10 @@ StatusOr<SegmentStatus> ToSegmentStatus(Observed& observed) {
   }
   StatusRecord& status = *observed.status;
   if (Status settled = SettleIfLost(observed.files, &status); !settled.ok()) return settled;
+  if (!Ended(status)) {
+    status.state = SegmentState::kRunning;
+    status.finished_unix_seconds.reset();
+  }
   segment.state = status.state;
   segment.started_unix_seconds = status.started_unix_seconds;
   segment.finished_unix_seconds = status.finished_unix_seconds;
@@ -445,7 +457,7 @@ Status LocalBackend::Stop(const std::string& trial, int segment) {
   if (status.status().code() == StatusCode::kNotFound && !fs::exists(files.launch(), ec)) {
     return NotFoundError("no segment " + std::to_string(segment) + " of trial " + trial);
   }
-  if (status.ok() && status->state != SegmentState::kRunning) return OkStatus();
+  if (status.ok() && Ended(*status)) return OkStatus();
   if (Status s = WriteFileAtomically(files.stop(), "stop\n"); !s.ok()) return s;
   if (status.ok() && IsSameProcessRunning(status->supervisor_pid, status->supervisor_start_ticks)) {
     kill(status->supervisor_pid, SIGTERM);

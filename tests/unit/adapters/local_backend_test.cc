@@ -344,6 +344,25 @@ TEST_F(LocalBackendTest, ATrainerCannotPutItsDeadlineOffThroughItsFiles) {
   EXPECT_LE(*done.finished_unix_seconds, spec.deadline_unix_seconds + kSlackSeconds);
 }
 
+TEST_F(LocalBackendTest, AStatusRecordTheTrialRewritesDoesNotEndItsSegment) {
+  ASSERT_TRUE(backend_->Start(LongSpec("t-forged")).ok());
+  const fs::path record = SegmentDir("t-forged") / "status.json";
+  nlohmann::json forged = ReadJson(record);
+  forged["state"] = "succeeded";
+  forged["exit_code"] = 0;
+  forged["finished_unix_seconds"] = forged["started_unix_seconds"].get<double>() + 0.01;
+  std::ofstream(record) << forged.dump();
+  SegmentStatus seen = Get("t-forged");
+  EXPECT_EQ(seen.state, SegmentState::kRunning) << "its supervisor still runs it";
+  EXPECT_FALSE(seen.finished_unix_seconds.has_value());
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_TRUE(backend_->Stop("t-forged", 0).ok());
+  SegmentStatus done = WaitFinished("t-forged");
+  EXPECT_EQ(done.reason, Reason::kStopped);
+  EXPECT_GE(*done.finished_unix_seconds - *done.started_unix_seconds, 0.3)  // charged as it ran
+      << "the forged end was taken";
+}
+
 // The pids the hostile trainer's escape mode wrote for trial `trial`.
 std::vector<pid_t> Escapees(const fs::path& state_dir, const std::string& trial) {
   std::ifstream in(state_dir / "trials" / trial / "checkpoint/escapee.pid");

@@ -367,6 +367,28 @@ std::vector<Case> SchemaCases() {
   return builder.cases();
 }
 
+// Every null in `node` (a schema keyword that holds nothing), as JSON pointers.
+void CollectNulls(const json& node, const std::string& at, std::vector<std::string>* nulls) {
+  if (node.is_null()) nulls->push_back(at);
+  size_t index = 0;
+  for (auto it = node.begin(); node.is_structured() && it != node.end(); ++it, ++index) {
+    CollectNulls(*it, at + "/" + (node.is_object() ? it.key() : std::to_string(index)), nulls);
+  }
+}
+
+// A comma in an unquoted description of a YAML flow mapping ({type: string, description: a, b})
+// splits it, and the API server refuses the CRD as a whole ("unknown field"): no schema holds a
+// key without a value.
+TEST(CrdSchema, NoSchemaKeywordIsEmpty) {
+  for (const char* path :
+       {"crds/budgetsweeps.budgetsweep.dev.yaml", "crds/budgetpools.budgetsweep.dev.yaml",
+        "crds/budgetsweeptrials.budgetsweep.dev.yaml"}) {
+    std::vector<std::string> nulls;
+    CollectNulls(LoadCrd(path), "", &nulls);
+    EXPECT_EQ(nulls, std::vector<std::string>{}) << path;
+  }
+}
+
 TEST(CrdSchema, TheFullSweepIsValid) {
   EXPECT_EQ(ErrorsOf(FullSweep()), std::vector<std::string>{});
 }

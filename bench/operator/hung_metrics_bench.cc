@@ -393,6 +393,8 @@ SweepSpec BenchSpec(const BenchOptions& options) {
   })");
   sweep["spec"]["parallelism"] = options.parallelism;
   sweep["spec"]["maxTrials"] = options.trials;
+  // Misbehaving trials end without values (ExitedShort, failed): the sweep goes on past them.
+  sweep["spec"]["maxFailedTrials"] = options.trials;
   StatusOr<SweepSpec> spec = ParseSweep(sweep);
   if (!spec.ok()) {
     std::fprintf(stderr, "bench spec: %s\n", spec.status().message().c_str());

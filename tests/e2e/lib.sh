@@ -99,7 +99,7 @@ assert_no_trial_processes() {
 }
 
 # Asserts the journal's invariants (STATE_DIR MAX_RESOURCE): no segment launched twice, no trial launched again after it
-# completed, and every launched segment has exactly one directory.
+# completed, and every launched segment (and probe run) has exactly one directory.
 assert_journal_sane() {
   local state=$1 max_resource=$2
   python3 - "$state" "$max_resource" <<'PY'
@@ -118,9 +118,10 @@ for e in events:
         seg = launched[(e["trial"], e["segment"])]
         if seg["until"] >= max_resource:
             completed.add(e["trial"])
+probes = sum(e["event"] == "ProbeLaunched" for e in events)
 dirs = sum(len([d for d in os.listdir(os.path.join(state, "trials", t)) if d.startswith("seg-")])
            for t in os.listdir(os.path.join(state, "trials")))
-assert dirs == len(launched), f"{dirs} segment directories for {len(launched)} launches"
+assert dirs == len(launched) + probes, f"{dirs} directories for {len(launched)} + {probes} launches"
 print(f"journal: {len(events)} events, {len(launched)} segments, {len(completed)} completed")
 PY
 }

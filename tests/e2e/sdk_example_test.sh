@@ -48,30 +48,15 @@ json_get "$S" 's["budget"]["used"] <= s["budget"]["gpuHours"] or sys.exit(1)' >/
 json_get "$S" 'all(p.get("samplesPerSecond", 0) > 0 for p in s["throughput"]["probes"])' \
   | grep -qx True || fail "a probe measured no throughput"
 
-# A trial paused at a rung and resumed from its checkpoint: a second segment from > 0 whose
-# trainer loaded the checkpoint the first one wrote. The journal is sane: no segment launched twice,
-# none after its trial completed, one directory per launch (probes included).
-resumed=$(python3 - "$WORK/state" <<'PY'
-import json, os, sys
-state = sys.argv[1]
-events = [json.loads(l) for l in open(os.path.join(state, "journal.jsonl")) if l.strip()]
-launched, completed, resumed = {}, set(), []
-for e in events:
-    if e["event"] == "SegmentLaunched":
-        key = (e["trial"], e["segment"])
-        assert key not in launched, f"segment launched twice: {key}"
-        assert e["trial"] not in completed, f"trial {e['trial']} launched after it completed"
-        launched[key] = e
-        if e["segment"] >= 1 and e["from"] > 0:
-            resumed.append((e["trial"], e["segment"], int(e["from"])))
-    if e["event"] == "SegmentEnded" and e["reason"] == "":
-        if launched[(e["trial"], e["segment"])]["until"] >= 9:
-            completed.add(e["trial"])
-probes = sum(e["event"] == "ProbeLaunched" for e in events)
-trials = os.path.join(state, "trials")
-dirs = sum(len([d for d in os.listdir(os.path.join(trials, t)) if d.startswith("seg-")])
-           for t in os.listdir(trials))
-assert dirs == len(launched) + probes, f"{dirs} directories, {len(launched)} + {probes} launches"
+# The journal is sane: no segment launched twice, none after its trial completed, one directory
+# per launch (probes included). A trial paused at a rung and resumed from its checkpoint: a
+# second segment from > 0 whose trainer loaded the checkpoint the first one wrote.
+assert_journal_sane "$WORK/state" 9
+resumed=$(python3 - "$WORK/state/journal.jsonl" <<'PY'
+import json, sys
+events = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+resumed = [(e["trial"], e["segment"], int(e["from"])) for e in events
+           if e["event"] == "SegmentLaunched" and e["segment"] >= 1 and e["from"] > 0]
 assert resumed, "no segment resumed from a checkpoint"
 print(*resumed[0])
 PY

@@ -32,6 +32,30 @@ install_operator() {
   fi
 }
 
+# node_pressure: the test node's conditions that evict pods (a disk nearly full evicts the
+# operator, and its new pod waits for the taint to go), and the namespace's recent events.
+node_pressure() {
+  k get node "$BSW_NODE_NAME" -o jsonpath='{range .status.conditions[*]}{.type}={.status} {end}{"\n"}'
+  k -n "$NS" get events --sort-by=.lastTimestamp | tail -15
+}
+
+# wait_trial_pods_released: waits up to 60 s until every trial pod in NS has ended and let go of
+# its charge (the last segments' pods are let go of once their ends are journaled, just after the
+# sweep's finish), and prints how many have not.
+wait_trial_pods_released() {
+  local left
+  for _ in $(seq 1 60); do
+    left=$(k -n "$NS" get pods -l budgetsweep.dev/sweep -o json | python3 -c '
+import json, sys
+print(sum(1 for p in json.load(sys.stdin)["items"]
+          if p["status"].get("phase") not in ("Succeeded", "Failed")
+          or "budgetsweep.dev/accounting" in p["metadata"].get("finalizers", [])))')
+    [ "$left" -eq 0 ] && break
+    sleep 1
+  done
+  echo "$left"
+}
+
 operator_pid() { pgrep -f -- "budgetsweep operator --namespace=$NS" | head -1 || true; }
 operator_restarts() {
   k -n "$NS" get pods -l app.kubernetes.io/name=budgetsweep \

@@ -33,6 +33,7 @@ cleanup() {
     k -n "$NS" get bsp,bsw,pods -o wide
     k -n "$NS" get bsp team -o yaml | sed -n '/^status:/,$p'
     k -n "$NS" logs -l app.kubernetes.io/name=budgetsweep --tail=40
+    node_pressure
   fi
   "$HELM" uninstall "$REL" -n "$NS" >/dev/null 2>&1
   drop_namespace "$NS"
@@ -154,11 +155,7 @@ for s in alpha beta; do
   [ "$records" -eq "${created:-x}" ] && pass "sweep $s: $records trial records for $created trials created" ||
     fail "sweep $s: $records trial records, status.trials.created '$created'"
 done
-left=$(k -n "$NS" get pods -l budgetsweep.dev/sweep -o json | python3 -c '
-import json, sys
-print(sum(1 for p in json.load(sys.stdin)["items"]
-          if p["status"].get("phase") not in ("Succeeded", "Failed")
-          or "budgetsweep.dev/accounting" in p["metadata"].get("finalizers", [])))')
+left=$(wait_trial_pods_released)
 [ "$left" -eq 0 ] && pass "no trial pod is left running or holding its charge" ||
   fail "$left trial pod(s) left running or holding a charge"
 

@@ -6,7 +6,7 @@
 # top (--once, into a pipe, and on a terminal: redrawn every interval until the sweep ends),
 # report (HTML and PNG), --context of a copied kubeconfig whose second context has another
 # namespace, $KUBECONFIG, and the errors for a missing sweep, a missing context and bad usage.
-# Every command's output is printed, indented, as the README's examples are taken from it.
+# Every command's output is printed, indented, as docs/kubernetes.md's examples are taken from it.
 #
 #   eval "$(tests/cluster/up.sh | tail -1)"
 #   KUBECTL_BSW=build/operator/cmd/kubectl/kubectl-bsw tests/cluster/kubectl_plugin_test.sh

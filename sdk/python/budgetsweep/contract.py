@@ -1,6 +1,6 @@
 """The trainer contract's names, as the operator uses them.
 
-docs/design.md ("Trainer contract") and README.md ("What a trial receives") describe the contract;
+docs/design.md ("Trainer contract") and docs/trainer-contract.md describe the contract;
 the names come from operator/ports/trial_contract.cc (the environment),
 contract/trainer_exit_codes.h (the exit codes) and operator/adapters/prometheus/scrape_source.cc
 (the series the operator reads).

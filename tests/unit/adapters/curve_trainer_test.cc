@@ -170,7 +170,7 @@ TEST_F(CurveTrainerTest, ResumesFromItsCheckpoint) {
   EXPECT_EQ(Checkpoint(), "4");
 }
 
-// The snapshot contract of pbt and pb2 (README, "What a trial receives").
+// The snapshot contract of pbt and pb2 (docs/trainer-contract.md).
 TEST_F(CurveTrainerTest, KeepsASnapshotAtUntilAndAnotherTrialGoesOnFromItOnce) {
   std::filesystem::path donor = dir_ / "donor";
   ASSERT_EQ(WaitExitCode(

@@ -4,7 +4,7 @@
 // with a wrong type, without each required field, with an unknown field, with each enum value and
 // with one that is not, and without each defaulted field. The validator must reject exactly the
 // sweeps the schema rejects, naming the field, and apply the schema's defaults. It also checks the
-// field table in README.md against the schema. Rules between fields are CEL in the CRD
+// field table in docs/sweep-file.md against the schema. Rules between fields are CEL in the CRD
 // (x-kubernetes-validations); the API server evaluates them, so tests/cluster/crd_test.sh checks
 // those on a real one.
 #include <gtest/gtest.h>
@@ -467,21 +467,25 @@ TEST(CrdSchema, ValidatorAppliesTheSchemasDefaults) {
   }
 }
 
-// README.md's table of sweep-file fields: one row per field, "| `path` | type, default | meaning
-// |"; a row may name siblings ("`spec.resource.min`, `max`"), and rows starting with "…" describe
-// the search-space parameter's fields.
-struct ReadmeTable {
+// The page that documents every sweep-file field, read from the source tree (the working
+// directory).
+constexpr char kFieldTablePage[] = "docs/sweep-file.md";
+
+// The table of sweep-file fields under "## Fields" in docs/sweep-file.md, one row per field:
+// "| `path` | type, default | meaning |". A row may name siblings ("`spec.resource.min`, `max`"),
+// and rows starting with "…" describe the search-space parameter's fields.
+struct FieldTable {
   std::map<std::string, std::string> type_column;  // by field path
   std::string parameter_rows;                      // the "…" rows, joined
 };
 
-ReadmeTable ReadReadmeTable() {
-  std::ifstream in("README.md");
-  ReadmeTable table;
+FieldTable ReadFieldTable() {
+  std::ifstream in(kFieldTablePage);
+  FieldTable table;
   bool in_section = false;
   static const std::regex kName("`([^`]+)`");
   for (std::string line; std::getline(in, line);) {
-    if (line.rfind("## ", 0) == 0) in_section = line == "## The sweep file";
+    if (line.rfind("## ", 0) == 0) in_section = line == "## Fields";
     if (!in_section || line.rfind("| ", 0) != 0) continue;
     const size_t second = line.find(" | ", 2);
     if (second == std::string::npos) continue;
@@ -522,15 +526,16 @@ void CollectDocumentedFields(const json& schema, const std::string& path,
   }
 }
 
-TEST(CrdSchema, ReadmeTableListsEverySpecFieldWithTheSchemasDefault) {
-  const ReadmeTable readme = ReadReadmeTable();
-  ASSERT_FALSE(readme.type_column.empty()) << "no field table under README's \"## The sweep file\"";
+TEST(CrdSchema, FieldTableListsEverySpecFieldWithTheSchemasDefault) {
+  const FieldTable table = ReadFieldTable();
+  ASSERT_FALSE(table.type_column.empty())
+      << "no field table under \"## Fields\" in " << kFieldTablePage;
   std::map<std::string, json> fields;
   CollectDocumentedFields(SweepSchema()["properties"]["spec"], "spec", &fields);
   for (const auto& [field, schema] : fields) {
-    auto row = readme.type_column.find(field);
-    if (row == readme.type_column.end()) {
-      ADD_FAILURE() << field << ": in the CRD, not in README's table";
+    auto row = table.type_column.find(field);
+    if (row == table.type_column.end()) {
+      ADD_FAILURE() << field << ": in the CRD, not in " << kFieldTablePage << "'s table";
       continue;
     }
     if (!schema.contains("default")) continue;
@@ -540,24 +545,27 @@ TEST(CrdSchema, ReadmeTableListsEverySpecFieldWithTheSchemasDefault) {
                            ? "`" + value.get<std::string>() + "`"
                            : "default " + std::regex_replace(value.dump(), std::regex(","), ", ");
     EXPECT_NE(row->second.find(text), std::string::npos)
-        << field << ": README's \"" << row->second << "\" lacks the CRD's default, " << text;
+        << field << ": " << kFieldTablePage << " says \"" << row->second
+        << "\", without the CRD's default, " << text;
   }
-  for (const auto& [field, type] : readme.type_column) {
+  for (const auto& [field, type] : table.type_column) {
     if (field.rfind("spec.", 0) != 0) continue;
-    EXPECT_TRUE(fields.contains(field)) << field << ": in README's table, not in the CRD";
+    EXPECT_TRUE(fields.contains(field))
+        << field << ": in " << kFieldTablePage << "'s table, not in the CRD";
   }
   const json& parameter =
       SweepSchema()["properties"]["spec"]["properties"]["searchSpace"]["additionalProperties"];
   // Each type and each field of a parameter appears in a backquoted span of the "…" rows.
   auto described = [&](const std::string& word) {
-    return std::regex_search(readme.parameter_rows, std::regex("`[^`]*\\b" + word + "\\b[^`]*`"));
+    return std::regex_search(table.parameter_rows, std::regex("`[^`]*\\b" + word + "\\b[^`]*`"));
   };
   for (const json& type : parameter["properties"]["type"]["enum"]) {
     EXPECT_TRUE(described(type.get<std::string>()))
-        << "README's table does not describe parameter type " << type;
+        << kFieldTablePage << "'s table does not describe parameter type " << type;
   }
   for (const auto& [key, unused] : parameter["properties"].items()) {
-    EXPECT_TRUE(described(key)) << "README's table does not describe a parameter's " << key;
+    EXPECT_TRUE(described(key)) << kFieldTablePage << "'s table does not describe a parameter's "
+                                << key;
   }
 }
 

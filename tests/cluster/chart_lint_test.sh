@@ -107,6 +107,7 @@ want = {
   ("budgetsweep.dev", "budgetpools"): {"get", "list", "watch"},
   ("budgetsweep.dev", "budgetpools/status"): {"get", "update", "patch"},
   ("", "pods"): {"get", "list", "watch", "create", "delete", "patch"},
+  ("", "pods/log"): {"get"},
   ("", "events"): {"create", "patch"},
   ("events.k8s.io", "events"): {"create", "patch"},
 }

@@ -119,15 +119,15 @@ needed=(
   "get budgetpools.budgetsweep.dev" "list budgetpools.budgetsweep.dev"
   "watch budgetpools.budgetsweep.dev" "update budgetpools.budgetsweep.dev/status"
   "patch budgetpools.budgetsweep.dev/status"
-  "create pods" "delete pods" "patch pods" "watch pods" "create events" "patch events"
-  "create events.events.k8s.io"
+  "create pods" "delete pods" "patch pods" "watch pods" "get pods/log" "create events"
+  "patch events" "create events.events.k8s.io"
 )
 forbidden=(
   "delete budgetsweeps.budgetsweep.dev" "create budgetsweeps.budgetsweep.dev"
   "create budgetpools.budgetsweep.dev" "update budgetpools.budgetsweep.dev"
   "delete budgetpools.budgetsweep.dev"
   "get secrets" "list configmaps" "create pods/exec" "update pods" "create deployments.apps"
-  "delete events" "create serviceaccounts/token" "get pods/log"
+  "delete events" "create serviceaccounts/token"
 )
 check_rbac() {   # label sa where-allowed [where-not]
   local label=$1 sa=$2 allowed=$3 denied=${4:-} v bad=()

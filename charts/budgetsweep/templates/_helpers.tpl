@@ -66,6 +66,10 @@ Role (scope namespace) and the ClusterRole (scope cluster). No wildcards.
 - apiGroups: [""]
   resources: [pods]
   verbs: [get, list, watch, create, delete, patch]
+# The tail of a trainer that exited 0 short of what it was asked for (its end's output).
+- apiGroups: [""]
+  resources: [pods/log]
+  verbs: [get]
 - apiGroups: [""]
   resources: [events]
   verbs: [create, patch]

@@ -21,6 +21,7 @@
 
 #include "operator/adapters/kube/json_log.h"
 #include "operator/adapters/kube/rate_limit.h"
+#include "operator/adapters/kube/resources.h"
 #include "operator/adapters/system_clock.h"
 
 namespace bsw::kube {
@@ -394,6 +395,17 @@ struct Client::Impl {
 
   StatusOr<Json> Do(const std::string& method, const std::string& path, const Json* body,
                     const std::string& content_type = "application/json") {
+    StatusOr<std::string> text = DoText(method, path, body, content_type);
+    if (!text.ok()) return text.status();
+    Json object = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    if (object.is_discarded())
+      return InternalError(method + " " + path + ": the response is not JSON");
+    return object;
+  }
+
+  // A request whose successful response is returned as it came (a pod's log is text).
+  StatusOr<std::string> DoText(const std::string& method, const std::string& path, const Json* body,
+                               const std::string& content_type) {
     const std::string context = method + " " + path;
     const std::string payload = body != nullptr ? body->dump() : std::string();
     const bool read_only = method == "GET";
@@ -407,9 +419,7 @@ struct Client::Impl {
       if (!result) {
         if (read_only && error.code() == StatusCode::kUnavailable) wait = backoff;
       } else if (result->status >= 200 && result->status < 300) {
-        Json object = Json::parse(result->body, nullptr, /*allow_exceptions=*/false);
-        if (object.is_discarded()) return InternalError(context + ": the response is not JSON");
-        return object;
+        return std::move(result->body);
       } else {
         double retry_after = std::min(RetryAfterSeconds(*result), options.max_retry_after_seconds);
         error = StatusFromResponse(result->status, result->body, retry_after, context);
@@ -457,6 +467,17 @@ StatusOr<Json> Client::Version() {
 StatusOr<Json> Client::Get(const Resource& resource, const std::string& ns,
                            const std::string& name) {
   return impl_->Do("GET", impl_->Path(resource, ns, name), nullptr);
+}
+
+StatusOr<std::string> Client::PodLog(const std::string& ns, const std::string& pod,
+                                     const std::string& container, int tail_lines,
+                                     int64_t limit_bytes) {
+  Query query;
+  query.Add("container", container)
+      .Add("tailLines", std::to_string(tail_lines))
+      .Add("limitBytes", std::to_string(limit_bytes));
+  return impl_->DoText("GET", impl_->Path(kPods, ns, pod) + "/log" + query.str(), nullptr,
+                       "application/json");
 }
 
 StatusOr<Json> Client::List(const Resource& resource, const std::string& ns,

@@ -145,6 +145,12 @@ class Client {
   [[nodiscard]] Status Delete(const Resource& resource, const std::string& ns,
                               const std::string& name, const DeleteOptions& options = {});
 
+  // The last `tail_lines` lines of a pod's container's log, at most `limit_bytes` of them from
+  // their start (the server cuts the rest): GET .../pods/POD/log.
+  [[nodiscard]] StatusOr<std::string> PodLog(const std::string& ns, const std::string& pod,
+                                             const std::string& container, int tail_lines,
+                                             int64_t limit_bytes);
+
   // Watches from options.resource_version, with bookmarks, calling `on_event` for each event in
   // order until the stream ends. Returns OK when the server ended the watch cleanly; the Status
   // of an HTTP error or of an ERROR event (IsGone: re-list); Unavailable when the stream broke

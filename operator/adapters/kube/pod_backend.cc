@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <set>
 #include <tuple>
 #include <utility>
 
@@ -416,7 +417,17 @@ Status PodBackend::Start(const SegmentSpec& spec) {
   StatusOr<Json> pod = BuildPod(spec, Now());
   if (!pod.ok()) return pod.status();
   StatusOr<Json> created = options_.client->Create(kPods, options_.ns, *pod);
-  if (created.ok() || IsAlreadyExists(created.status())) return OkStatus();
+  if (created.ok() || IsAlreadyExists(created.status())) {
+    if (options_.list_pods) {
+      SegmentStatus pending;
+      pending.trial = spec.trial;
+      pending.segment = spec.segment;
+      pending.devices = spec.devices;
+      pending.deadline_unix_seconds = spec.deadline_unix_seconds;
+      expected_[PodName(spec.trial, spec.segment)] = {std::move(pending), Now()};
+    }
+    return OkStatus();
+  }
   if (IsRefusedByPodSecurity(created.status())) {
     return InvalidArgumentError("the API server refused the pod: " + created.status().message());
   }
@@ -497,13 +508,50 @@ StatusOr<std::vector<Json>> PodBackend::ListPods() const {
   return pods;
 }
 
+// A trainer that exited 0 on its own leaves no termination message (FallbackToLogsOnError), yet
+// one that exited short of its UNTIL fails, and its end gives its output's tail: read from its
+// log once a pod, while the pod still holds its charge (before its end is journaled). A log that
+// cannot be read leaves the tail empty.
+void PodBackend::AddExitTail(const Json& pod, SegmentStatus& segment) {
+  const std::string name = pod["metadata"].value("name", "");
+  auto known = exit_tails_.find(name);
+  if (known == exit_tails_.end()) {
+    const Json& containers = pod["spec"]["containers"];
+    std::string container = containers.empty() ? "" : containers[0].value("name", "");
+    StatusOr<std::string> log =
+        options_.client->PodLog(options_.ns, name, container, kExitTailLines, kExitTailBytes);
+    known = exit_tails_.emplace(name, log.ok() ? OutputTail(*log) : std::string()).first;
+  }
+  segment.output_tail = known->second;
+}
+
 StatusOr<std::vector<SegmentStatus>> PodBackend::List() {
   StatusOr<std::vector<Json>> pods = ListPods();
   if (!pods.ok()) return pods.status();
   std::vector<SegmentStatus> segments;
+  std::set<std::string> exited;
+  std::set<std::string> listed;
   for (const Json& pod : *pods) {
     std::optional<SegmentStatus> segment = SegmentStatusOfPod(pod, options_.metrics_port);
-    if (segment) segments.push_back(std::move(*segment));
+    if (!segment) continue;
+    listed.insert(pod["metadata"].value("name", ""));
+    const bool stopped = Annotation(pod, kStoppedAnnotation) == "true" ||
+                         pod["metadata"].contains("deletionTimestamp");
+    if (options_.client != nullptr && segment->state == SegmentState::kSucceeded && !stopped &&
+        segment->charge_held) {
+      AddExitTail(pod, *segment);
+      exited.insert(pod["metadata"].value("name", ""));
+    }
+    segments.push_back(std::move(*segment));
+  }
+  std::erase_if(exit_tails_, [&](const auto& entry) { return !exited.contains(entry.first); });
+  // Pods created here that the cache has not shown yet are pending, for a while.
+  for (auto it = expected_.begin(); it != expected_.end();) {
+    if (listed.contains(it->first) || Now() - it->second.created_at > kExpectationSeconds) {
+      it = expected_.erase(it);
+    } else {
+      segments.push_back((it++)->second.status);
+    }
   }
   std::sort(segments.begin(), segments.end(), [](const SegmentStatus& a, const SegmentStatus& b) {
     return std::tie(a.trial, a.segment) < std::tie(b.trial, b.segment);

@@ -2,6 +2,7 @@
 #define BSW_ADAPTERS_KUBE_POD_BACKEND_H_
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "base/status.h"
 #include "operator/adapters/kube/client.h"
+#include "operator/core/output_tail.h"
 #include "operator/ports/clock.h"
 #include "operator/ports/trial_backend.h"
 
@@ -118,8 +120,25 @@ class PodBackend final : public TrialBackend {
   explicit PodBackend(PodBackendOptions options);
   double Now() const;
   StatusOr<std::vector<Json>> ListPods() const;
+  void AddExitTail(const Json& pod, SegmentStatus& segment);
+
+  // How much of an exited trainer's log is read for its output tail.
+  static constexpr int kExitTailLines = 2 * kOutputTailMaxLines;
+  static constexpr int64_t kExitTailBytes = 16 * 1024;
 
   PodBackendOptions options_;
+  std::map<std::string, std::string> exit_tails_;  // pod name -> output tail, while it is held
+
+  // Pods Start created that list_pods (an informer's cache) has not shown yet: the cache lags a
+  // create by a watch event, or by a re-list that began before it, and a pass in between would
+  // see the segment unstarted and start it again. List shows them pending until the cache has
+  // them, for at most kExpectationSeconds (the expectations of Kubernetes' own controllers).
+  struct Expected {
+    SegmentStatus status;
+    double created_at = 0;
+  };
+  static constexpr double kExpectationSeconds = 60;
+  std::map<std::string, Expected> expected_;  // by pod name
 };
 
 // ReleaseCharge by pod name: deletes the pod if it has finished, then removes the accounting

@@ -7,31 +7,19 @@
 #include "operator/adapters/kube/client.h"
 #include "operator/adapters/kube/pod_backend.h"
 #include "tests/unit/adapters/kube/fake_apiserver.h"
+#include "tests/unit/adapters/kube/pod_backend_fixture.h"
 
 namespace bsw::kube {
 namespace {
 
-using testing::FakeApiServer;
 using ::testing::HasSubstr;
 
 // What PodBackend::Start makes of the API server's refusals: for good (InvalidArgument, the
 // segment fails) or for now (tried again on the next pass).
-class PodBackendStartTest : public ::testing::Test {
+class PodBackendStartTest : public testing::PodBackendFixture {
  protected:
   void SetUp() override {
-    StatusOr<std::unique_ptr<Client>> made = Client::Create(server_.Config(), {});
-    ASSERT_TRUE(made.ok()) << made.status().message();
-    client_ = std::move(*made);
-    PodBackendOptions options;
-    options.client = client_.get();
-    options.ns = "ns";
-    options.owner.name = "sw";
-    options.owner.uid = "uid-1";
-    options.trial_template =
-        Json{{"spec", {{"containers", {{{"name", "trainer"}, {"image", "trainer:dev"}}}}}}};
-    StatusOr<std::unique_ptr<PodBackend>> backend = PodBackend::Create(std::move(options));
-    ASSERT_TRUE(backend.ok()) << backend.status().message();
-    backend_ = std::move(*backend);
+    PodBackendFixture::SetUp();
     segment_.sweep = "sw";
     segment_.trial = "sw-t000000";
     segment_.deadline_unix_seconds = 4'000'000'000;
@@ -53,9 +41,6 @@ class PodBackendStartTest : public ::testing::Test {
     });
   }
 
-  FakeApiServer server_;
-  std::unique_ptr<Client> client_;
-  std::unique_ptr<PodBackend> backend_;
   SegmentSpec segment_;
 };
 

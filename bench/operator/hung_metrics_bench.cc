@@ -19,7 +19,6 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cmath>
@@ -39,6 +38,7 @@
 #include "operator/controller/sweep_controller.h"
 #include "operator/core/api.h"
 #include "operator/ports/event_log.h"
+#include "tests/fixtures/curve-trainer/hostile_answers.h"
 
 namespace bsw {
 namespace {
@@ -85,16 +85,6 @@ int ListenOnLoopback(const char* what, int* port) {
   return fd;
 }
 
-// Sends all of `data` on `connection`; false once the peer is gone (it stopped reading).
-bool SendAll(int connection, const char* data, size_t size) {
-  for (size_t sent = 0; sent < size;) {
-    ssize_t n = send(connection, data + sent, size - sent, MSG_NOSIGNAL);
-    if (n <= 0) return false;
-    sent += static_cast<size_t>(n);
-  }
-  return true;
-}
-
 // Serves GET /<trial>/metrics on 127.0.0.1, one connection at a time, answering with
 // `exposition(trial)` and closing. (Not cpp-httplib's server: its listen backlog of 5 drops the
 // concurrent connects a pass makes to this one shared port, where each real trainer has its own,
@@ -134,7 +124,7 @@ class MetricsServer {
       std::string response =
           "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: " +
           std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
-      SendAll(connection, response.data(), response.size());
+      hostile::SendAll(connection, response.data(), response.size());
       close(connection);
     }
   }
@@ -160,39 +150,12 @@ class HungEndpoint {
   int port_ = 0;
 };
 
-// `inflated_bytes` of newlines, gzip-compressed (a bomb: about 1000 to 1).
-std::string GzipBomb(size_t inflated_bytes) {
-  z_stream z{};
-  deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY);
-  const std::string chunk(1 << 20, '\n');
-  std::string out;
-  char buffer[1 << 16];
-  for (size_t fed = 0; fed < inflated_bytes; fed += chunk.size()) {
-    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(chunk.data()));
-    z.avail_in = static_cast<uInt>(chunk.size());
-    const int flush = fed + chunk.size() >= inflated_bytes ? Z_FINISH : Z_NO_FLUSH;
-    do {
-      z.next_out = reinterpret_cast<Bytef*>(buffer);
-      z.avail_out = sizeof buffer;
-      deflate(&z, flush);
-      out.append(buffer, sizeof buffer - z.avail_out);
-    } while (z.avail_out == 0);
-  }
-  deflateEnd(&z);
-  return out;
-}
-
 // An endpoint of hostile trainers: each request gets, in turn, a gzip bomb, a 200 MiB body (sent
 // until the reader stops reading) or a flood of label sets, one connection at a time.
 class HostileEndpoint {
  public:
-  HostileEndpoint() : bomb_(GzipBomb(size_t{1} << 30)) {
-    for (int i = 0; i < 20000; ++i) {
-      flood_ +=
-          "budgetsweep_trainer_objective{metric=\"validation_accuracy\",resource=\"1\","
-          "flood=\"" +
-          std::to_string(i) + "\"} 0.5\n";
-    }
+  HostileEndpoint()
+      : bomb_(hostile::GzipBomb(size_t{1} << 30)), flood_(hostile::LabelFlood("", 20000)) {
     fd_ = ListenOnLoopback("hostile endpoint", &port_);
     serving_ = std::thread([this] { Serve(); });
   }
@@ -213,34 +176,16 @@ class HostileEndpoint {
       char buffer[4096];
       ssize_t ignored = recv(connection, buffer, sizeof buffer, 0);  // the request; not read
       (void)ignored;
-      const std::string head = "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n";
-      if (request % 3 == 0) {
-        std::string response =
-            head + "Content-Encoding: gzip\r\nContent-Length: " + std::to_string(bomb_.size()) +
-            "\r\nConnection: close\r\n\r\n";
-        if (SendAll(connection, response.data(), response.size())) {
-          SendAll(connection, bomb_.data(), bomb_.size());
-        }
-      } else if (request % 3 == 1) {
-        constexpr size_t kBody = size_t{200} << 20;
-        std::string response =
-            head + "Content-Length: " + std::to_string(kBody) + "\r\nConnection: close\r\n\r\n";
-        const std::string line(1023, 'x');
-        bool open = SendAll(connection, response.data(), response.size());
-        for (size_t sent = 0; open && sent < kBody; sent += line.size() + 1) {
-          open = SendAll(connection, (line + "\n").data(), line.size() + 1);
-        }
-      } else {
-        std::string response = head + "Content-Length: " + std::to_string(flood_.size()) +
-                               "\r\nConnection: close\r\n\r\n" + flood_;
-        SendAll(connection, response.data(), response.size());
-      }
+      constexpr hostile::Kind kKinds[] = {hostile::Kind::kGzipBomb, hostile::Kind::kBigBody,
+                                          hostile::Kind::kLabelFlood};
+      const hostile::Kind kind = kKinds[request % 3];
+      hostile::Answer(connection, kind, kind == hostile::Kind::kGzipBomb ? bomb_ : flood_);
       close(connection);
     }
   }
 
   const std::string bomb_;
-  std::string flood_;
+  const std::string flood_;
   int fd_ = -1;
   int port_ = 0;
   std::thread serving_;

@@ -44,6 +44,7 @@ void MetricReader::ForgetAllBut(const std::vector<Key>& keys) {
   const std::set<Key> wanted(keys.begin(), keys.end());
   std::erase_if(jobs_, [&](const Job& job) { return !wanted.contains(job.key); });
   std::erase_if(standing_, [&](const auto& entry) { return !wanted.contains(entry.first); });
+  std::erase_if(last_failure_, [&](const auto& entry) { return !wanted.contains(entry.first); });
   for (auto it = reads_.begin(); it != reads_.end();) {
     const Read& read = it->second;
     bool unwanted = !wanted.contains(it->first) && (read.result.has_value() || !read.started);
@@ -99,6 +100,11 @@ std::vector<StatusOr<TrialMetrics>> MetricReader::ReadAll(
       // cap, a trainer still starting) is not waited for, or every pass would wait on it.
       const bool in_time = it->second.took_seconds <= options_.deadline_seconds;
       standing_[key] = in_time && it->second.result->ok() ? Standing::kProven : Standing::kSlow;
+      if (it->second.result->ok()) {
+        last_failure_.erase(key);
+      } else {
+        last_failure_[key] = it->second.result->status().message();
+      }
       results.push_back(std::move(*it->second.result));
       reads_.erase(it);
       continue;
@@ -112,6 +118,9 @@ std::vector<StatusOr<TrialMetrics>> MetricReader::ReadAll(
       message << "no answer within " << options_.first_read_deadline_seconds << " s";
     } else {
       message << "no answer yet from an endpoint that was slow before";
+    }
+    if (auto last = last_failure_.find(key); last != last_failure_.end()) {
+      message << " (its last read failed: " << last->second << ")";
     }
     results.push_back(UnavailableError(message.str()));
   }

@@ -89,6 +89,10 @@ class MetricReader {
   // How the segment's last read went; absent before its first read has answered or missed.
   enum class Standing { kProven, kSlow };
   std::map<Key, Standing> standing_;
+  // The error of each segment's last read that answered and failed, until one gives metrics: a
+  // pass that cannot wait for the segment says it with its "no answer" (a hostile endpoint's
+  // cap is not lost behind the wait).
+  std::map<Key, std::string> last_failure_;
   std::deque<Job> jobs_;
   int idle_workers_ = 0;
   bool stopping_ = false;

@@ -70,14 +70,15 @@ StatusOr<Plan> SweepController::Pass() {
       read_errors_.erase(readable[i].trial);
       continue;
     }
-    read_errors_[readable[i].trial] = read[i].status().message();
+    NoteReadError(readable[i].trial, read[i].status());
     if (on_metrics_error_) on_metrics_error_(read[i].status());  // Unknown: the planner waits
   }
   observed.metrics = live;
   observed.unknown_since = unknown_since_;
   for (auto& [name, m] : live) live_[name] = m;
   observed.last_metrics = live_;
-  observed.last_read_errors = read_errors_;
+  for (const auto& [trial, error] : read_errors_)
+    observed.last_read_errors[trial] = error.message();
 
   if (Status s = Record(NewRungValues(model_, observed, now)); !s.ok()) return s;
   StatusOr<Plan> decided = Decide(observed, now);
@@ -185,6 +186,12 @@ Status SweepController::CarryOut(const StopProbe& a) {
 
 Status SweepController::CarryOut(const SetDeadline& a) {
   return backend_->SetDeadline(model_.trial(a.trial).name, a.segment, a.deadline);
+}
+
+void SweepController::NoteReadError(const std::string& trial, const Status& error) {
+  auto [known, added] = read_errors_.try_emplace(trial, error);
+  const bool answered = error.code() != StatusCode::kUnavailable;
+  if (!added && answered && known->second.code() == StatusCode::kUnavailable) known->second = error;
 }
 
 Status SweepController::Start(const SegmentSpec& spec, RefusedEnd refused) {

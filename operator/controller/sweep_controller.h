@@ -95,6 +95,7 @@ class SweepController {
   using RefusedEnd = std::variant<event::SegmentEnded, event::ProbeEnded>;
   // Starts `spec`; when the backend refuses it for good, records `refused` as an Error instead.
   bsw::Status Start(const SegmentSpec& spec, RefusedEnd refused);
+  void NoteReadError(const std::string& trial, const Status& error);
   bsw::Status StopOnce(const std::string& name, int segment);
   // What every segment's spec takes from the sweep spec.
   SegmentSpec BaseSpec(int segment, double until, double deadline) const;
@@ -110,8 +111,11 @@ class SweepController {
   PlannerOptions options_;
   MetricReader metric_reader_;
   std::map<std::string, TrialMetrics> live_;
-  // The error of each running trial's latest metrics read, when it failed.
-  std::map<std::string, std::string> read_errors_;
+  // Why each running trial's metrics could not be read, since its last read that could: the
+  // first failure, except that an endpoint that answered with what a read refuses (a body over a
+  // cap, malformed text) outranks one that gave no answer (not listening yet, gone, slow), since
+  // that answer is the reason. ExitedShort's message and the status show it.
+  std::map<std::string, Status> read_errors_;
   std::map<std::string, double> unknown_since_;
   std::set<std::pair<std::string, int>> stops_issued_;
   bool interrupted_ = false;

@@ -147,8 +147,9 @@ std::optional<double> LastReported(const PlanInput& in, const Trial& t) {
 }
 
 // A segment that exited 0 short of its `until` (`reached`, what it last reported, below it or
-// unknown): how far it said it got, and, when no read of its metrics ever answered, why the last
-// one failed (a read that fails once the trainer exited says nothing).
+// unknown): how far it said it got, and, when no read of its metrics ever answered, why
+// (Observed::last_read_errors: the controller keeps the telling failure, not a refused connect
+// after the trainer exited).
 SegmentEnd ExitedShort(const PlanInput& in, const Trial& t, const SegmentRecord& seg,
                        std::optional<double> reached) {
   const std::string& unit = in.spec().resource_unit;
@@ -159,7 +160,7 @@ SegmentEnd ExitedShort(const PlanInput& in, const Trial& t, const SegmentRecord&
   message += ", without the objective at " + unit + Figures(" %g", seg.until);
   auto error = in.observed.last_read_errors.find(t.name);
   if (!in.observed.last_metrics.contains(t.name) && error != in.observed.last_read_errors.end()) {
-    message += "; its last metrics read failed: " + error->second;
+    message += "; its metrics could not be read: " + error->second;
   }
   return {Reason::kExitedShort, message};
 }

@@ -19,6 +19,15 @@ finish() {
   echo "all checks passed"
 }
 
+# use_test_node: the test node's settings (node.env: BSW_NODE_NAME, ...) and VERSION, the tag of
+# the images on it; fails the test when there is no node.
+use_test_node() {
+  [ -s "$BSW_CLUSTER_DIR/node/node.env" ] || { echo "FAIL no test node (node_fixture.sh up)"; exit 1; }
+  # shellcheck source=/dev/null
+  . "$BSW_CLUSTER_DIR/node/node.env"
+  VERSION=$("$ROOT/scripts/project-version")
+}
+
 # render RELEASE NAMESPACE [helm template flags...]: the chart's objects as one YAML stream.
 render() {
   local release=$1 ns=$2; shift 2

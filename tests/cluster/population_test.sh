@@ -17,10 +17,7 @@ fi
 : "${BSW_CLUSTER_DIR:?the test cluster state dir}"
 : "${BUDGETSWEEP:?the budgetsweep binary, for its report}"
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/chart_lib.sh"
-[ -s "$BSW_CLUSTER_DIR/node/node.env" ] || { echo "FAIL no test node (node_fixture.sh up)"; exit 1; }
-# shellcheck source=/dev/null
-. "$BSW_CLUSTER_DIR/node/node.env"
-VERSION=$("$ROOT/scripts/project-version")
+use_test_node
 
 NS=bsw-pbt-$(printf '%04x%04x' $RANDOM $RANDOM)
 REL=bsw

@@ -50,7 +50,7 @@ json_get "$WORK/short.json" 'all(f["reason"] == "ExitedShort" and "epoch 1/9" in
 # the message gives the read error.
 hostile_sweep garbage garbage-metrics "$two_trials"
 run_failed_sweep garbage
-grep -E "garbage-t0000 Failed \(ExitedShort: exited 0 having reported no epochs of the 9 it was asked for, without the objective at epochs 9; its last metrics read failed: .+\)" \
+grep -E "garbage-t0000 Failed \(ExitedShort: exited 0 having reported no epochs of the 9 it was asked for, without the objective at epochs 9; its metrics could not be read: .+\)" \
   "$WORK/garbage.log" >/dev/null || fail "the ExitedShort line does not give the metrics read error"
 
 # Trials that fail for good (exit 1, one retry each) while maxTrials is below maxFailedTrials.

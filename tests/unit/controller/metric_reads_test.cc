@@ -1,5 +1,6 @@
 #include "operator/controller/metric_reads.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <netinet/in.h>
@@ -216,7 +217,10 @@ TEST(MetricReader, AReadThatFailedIsNotWaitedForOnTheNextPass) {
                          [&] { return reader.ReadAll("s", {Running("a", 0)}, kObjective); });
   ASSERT_EQ(pass.wait_for(std::chrono::seconds(5)), std::future_status::ready)
       << "the pass waited for a segment whose last read failed";
-  EXPECT_EQ(pass.get()[0].status().code(), StatusCode::kUnavailable);
+  Status missed = pass.get()[0].status();
+  EXPECT_EQ(missed.code(), StatusCode::kUnavailable);
+  // The pass says why the endpoint was not waited for: its last read's error is not lost.
+  EXPECT_THAT(missed.message(), ::testing::HasSubstr("(its last read failed: refused at a cap)"));
   source.Release();
 }
 

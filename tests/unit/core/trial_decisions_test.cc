@@ -111,7 +111,7 @@ TEST(EndOf, AShortExitNamesWhereItStoppedWhatItWasAskedForAndWhyItsMetricsWentUn
   EXPECT_EQ(end.reason, Reason::kExitedShort);
   EXPECT_EQ(end.message,
             "exited 0 having reported no epochs of the 9 it was asked for, without the objective "
-            "at epochs 9; its last metrics read failed: scraping http://127.0.0.1:9/metrics: "
+            "at epochs 9; its metrics could not be read: scraping http://127.0.0.1:9/metrics: "
             "metrics line 1: bad");
   // A read that answered: where it said it got, and no error from a read after it exited.
   t.rung_values[1] = 0.5;

@@ -1,6 +1,7 @@
 #include "operator/controller/metric_reads.h"
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 namespace bsw {
@@ -45,11 +46,27 @@ void MetricReader::ForgetAllBut(const std::vector<Key>& keys) {
   std::erase_if(jobs_, [&](const Job& job) { return !wanted.contains(job.key); });
   std::erase_if(standing_, [&](const auto& entry) { return !wanted.contains(entry.first); });
   std::erase_if(last_failure_, [&](const auto& entry) { return !wanted.contains(entry.first); });
+  std::erase_if(refusals_, [&](const auto& entry) { return !wanted.contains(entry.first); });
   for (auto it = reads_.begin(); it != reads_.end();) {
     const Read& read = it->second;
     bool unwanted = !wanted.contains(it->first) && (read.result.has_value() || !read.started);
     it = unwanted ? reads_.erase(it) : std::next(it);
   }
+}
+
+void MetricReader::NoteResult(const Key& key, const Status& status) {
+  if (status.ok()) {
+    last_failure_.erase(key);
+    refusals_.erase(key);
+    return;
+  }
+  last_failure_[key] = status.message();
+  if (status.code() == StatusCode::kUnavailable) return;
+  Refusal& refusal = refusals_[key];
+  const double backoff = std::min(options_.max_refused_backoff_seconds,
+                                  options_.refused_backoff_seconds * std::pow(2, refusal.in_a_row));
+  ++refusal.in_a_row;
+  refusal.until = clock_.MonotonicSeconds() + backoff;
 }
 
 std::vector<StatusOr<TrialMetrics>> MetricReader::ReadAll(
@@ -65,7 +82,13 @@ std::vector<StatusOr<TrialMetrics>> MetricReader::ReadAll(
   // started here, a slow segment's are not waited for.
   std::set<Key> proven_reads;
   std::set<Key> new_reads;
+  const double now = clock_.MonotonicSeconds();
+  std::set<Key> refused;
   for (size_t i = 0; i < keys.size(); ++i) {
+    if (auto r = refusals_.find(keys[i]); r != refusals_.end() && now < r->second.until) {
+      if (!reads_.contains(keys[i])) refused.insert(keys[i]);
+      continue;
+    }
     if (!reads_.try_emplace(keys[i]).second) continue;
     jobs_.push_back(Job{keys[i], sweep, segments[i], objective_metric});
     auto standing = standing_.find(keys[i]);
@@ -94,24 +117,26 @@ std::vector<StatusOr<TrialMetrics>> MetricReader::ReadAll(
   std::vector<StatusOr<TrialMetrics>> results;
   results.reserve(keys.size());
   for (const Key& key : keys) {
+    std::ostringstream message;
+    message << "reading the metrics of " << key.first << " segment " << key.second << ": ";
+    if (refused.contains(key)) {
+      message << "not read again yet, after its endpoint's answer was refused: "
+              << last_failure_[key];
+      results.push_back(UnavailableError(message.str()));
+      continue;
+    }
     auto it = reads_.find(key);
     if (it->second.result) {
       // Proven only by a value in time: an endpoint that fails fast (a hostile body refused at a
       // cap, a trainer still starting) is not waited for, or every pass would wait on it.
       const bool in_time = it->second.took_seconds <= options_.deadline_seconds;
       standing_[key] = in_time && it->second.result->ok() ? Standing::kProven : Standing::kSlow;
-      if (it->second.result->ok()) {
-        last_failure_.erase(key);
-      } else {
-        last_failure_[key] = it->second.result->status().message();
-      }
+      NoteResult(key, it->second.result->status());
       results.push_back(std::move(*it->second.result));
       reads_.erase(it);
       continue;
     }
     if (proven_reads.contains(key) || new_reads.contains(key)) standing_[key] = Standing::kSlow;
-    std::ostringstream message;
-    message << "reading the metrics of " << key.first << " segment " << key.second << ": ";
     if (proven_reads.contains(key)) {
       message << "no answer within " << options_.deadline_seconds << " s";
     } else if (new_reads.contains(key)) {

@@ -31,6 +31,13 @@ struct MetricReadOptions {
   // bounds how long a hung read holds a worker.
   double deadline_seconds = 0.25;
   double first_read_deadline_seconds = 0.02;
+  // A segment whose endpoint answered with what a read refuses (a body over a cap, malformed
+  // text: any error but Unavailable) is not read again for `refused_backoff_seconds`, doubling
+  // with each refusal in a row up to `max_refused_backoff_seconds`: such an answer does not heal
+  // between passes, and each read of it costs the operator what the caps allow (inflating 16 MiB
+  // of a gzip bomb). Prometheus reads such a target once a scrape interval.
+  double refused_backoff_seconds = 1;
+  double max_refused_backoff_seconds = 16;
 };
 
 // Reads running segments' metrics side by side, at most `max_in_flight` at once, and waits for
@@ -76,6 +83,8 @@ class MetricReader {
   void Work();
   // Drops what concerns only segments not asked for this time: their ended reads, reads queued
   // for them that no worker took, and their standing. REQUIRES: mu_ held.
+  // Keeps the segment's last failure and, for a refused answer, when it may be read again.
+  void NoteResult(const Key& key, const Status& status);
   void ForgetAllBut(const std::vector<Key>& keys);
 
   MetricSource* const source_;
@@ -93,6 +102,11 @@ class MetricReader {
   // pass that cannot wait for the segment says it with its "no answer" (a hostile endpoint's
   // cap is not lost behind the wait).
   std::map<Key, std::string> last_failure_;
+  struct Refusal {
+    int in_a_row = 0;
+    double until = 0;  // monotonic seconds: no read starts before
+  };
+  std::map<Key, Refusal> refusals_;
   std::deque<Job> jobs_;
   int idle_workers_ = 0;
   bool stopping_ = false;

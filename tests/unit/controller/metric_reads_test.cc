@@ -62,6 +62,10 @@ class GatedSource final : public MetricSource {
     std::lock_guard<std::mutex> lock(mu_);
     failing_.insert(trial);
   }
+  void Heal(const std::string& trial) {
+    std::lock_guard<std::mutex> lock(mu_);
+    failing_.erase(trial);
+  }
   void Hold(const std::string& trial) {
     std::lock_guard<std::mutex> lock(mu_);
     held_.insert(trial);
@@ -163,6 +167,7 @@ TEST(MetricReader, AHungReadCostsOneDeadlineOnceAndItsLateAnswerIsHandedOnLater)
   ASSERT_TRUE(reader.ReadAll("s", {Running("a", 0)}, kObjective)[0].ok());  // a is proven
 
   // a hangs: the pass waits for it the whole deadline, and no longer.
+  clock.Advance(1.1);  // past the backoff of a refused answer: a read starts, and hangs
   source.Hold("a");
   auto pass = std::async(std::launch::async,
                          [&] { return reader.ReadAll("s", {Running("a", 0)}, kObjective); });
@@ -212,6 +217,7 @@ TEST(MetricReader, AReadThatFailedIsNotWaitedForOnTheNextPass) {
   MetricReader reader(&source, &clock, MetricReadOptions{});
   EXPECT_FALSE(reader.ReadAll("s", {Running("a", 0)}, kObjective)[0].ok());
 
+  clock.Advance(1.1);  // past the backoff of a refused answer: a read starts, and hangs
   source.Hold("a");
   auto pass = std::async(std::launch::async,
                          [&] { return reader.ReadAll("s", {Running("a", 0)}, kObjective); });
@@ -222,6 +228,41 @@ TEST(MetricReader, AReadThatFailedIsNotWaitedForOnTheNextPass) {
   // The pass says why the endpoint was not waited for: its last read's error is not lost.
   EXPECT_THAT(missed.message(), ::testing::HasSubstr("(its last read failed: refused at a cap)"));
   source.Release();
+}
+
+TEST(MetricReader, AnEndpointWhoseAnswerWasRefusedIsReadAgainOnlyAfterABackoffThatDoubles) {
+  FakeClock clock;
+  GatedSource source;
+  source.Fail("a");
+  MetricReader reader(&source, &clock, MetricReadOptions{});
+  auto read = [&] { return reader.ReadAll("s", {Running("a", 0)}, kObjective)[0]; };
+  EXPECT_EQ(read().status().code(), StatusCode::kInvalidArgument);
+
+  // Within a second of the refusal no read starts, and the pass says why.
+  clock.Advance(0.9);
+  Status held = read().status();
+  EXPECT_EQ(held.code(), StatusCode::kUnavailable);
+  EXPECT_THAT(held.message(), ::testing::HasSubstr("not read again yet"));
+  EXPECT_THAT(held.message(), ::testing::HasSubstr("refused at a cap"));
+  EXPECT_EQ(source.started(), 1);
+
+  // After it, a read starts (not waited for: the segment's last read failed) and is refused again.
+  clock.Advance(0.2);
+  EXPECT_FALSE(read().ok());
+  source.AwaitAnswered(2);
+  EXPECT_EQ(read().status().code(), StatusCode::kInvalidArgument);
+  // The second refusal in a row holds it for two seconds.
+  clock.Advance(1.5);
+  EXPECT_THAT(read().status().message(), ::testing::HasSubstr("not read again yet"));
+  EXPECT_EQ(source.started(), 2);
+  clock.Advance(0.6);
+  source.Heal("a");
+  EXPECT_FALSE(read().ok());
+  source.AwaitAnswered(3);
+  EXPECT_TRUE(read().ok());
+  // A read that gave metrics ends the backoff: the next pass reads, and waits for it.
+  EXPECT_TRUE(read().ok());
+  EXPECT_EQ(source.started(), 4);
 }
 
 // An endpoint that hangs: it never accepts, but the kernel completes the handshakes (the listen

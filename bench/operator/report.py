@@ -94,6 +94,8 @@ def main():
         p.add_argument("--" + flag, required=True)
     for flag in ("hwm-kb", "elapsed", "sweeps", "trials", "parallelism", "duration"):
         p.add_argument("--" + flag, type=int, required=True)
+    p.add_argument("--hostile-sweeps", type=int, default=0)
+    p.add_argument("--hostile-failures", type=int, default=0)
     a = p.parse_args()
 
     samples = [line.split("\t") for line in open(a.rss).read().splitlines() if line]
@@ -113,6 +115,8 @@ def main():
         "sweeps": a.sweeps,
         "max_trials_per_sweep": a.trials,
         "parallelism_per_sweep": a.parallelism,
+        "hostile_sweeps": a.hostile_sweeps,
+        "hostile_trials_failed": a.hostile_failures,
         "duration_cap_seconds": a.duration,
         "elapsed_seconds": a.elapsed,
         "sweeps_ended": ended,
@@ -131,6 +135,7 @@ def main():
             "p50": round(percentile(latencies, 0.50), 3) if latencies else None,
             "p99": round(percentile(latencies, 0.99), 3) if latencies else None,
             "max": round(max(latencies), 3) if latencies else None,
+            "values": [round(v, 4) for v in latencies],
         },
         "targets": {"rss_mb_under": 30, "kill_p99_seconds_under": 1.0},
     }
@@ -147,6 +152,7 @@ containers of the curve-trainer image under the kubelet, one GPU a trial, 0.1 s 
 | | measured | target |
 |---|---:|---:|
 | sweeps (ended / applied) | {ended} / {a.sweeps} | |
+| hostile sweeps beside them (their trials failed) | {a.hostile_sweeps} ({a.hostile_failures}) | |
 | trials created (all sweeps) | {created} of {a.sweeps * a.trials} | |
 | elapsed (cap {a.duration} s) | {a.elapsed} s | |
 | operator RSS, peak (VmHWM) | {rss['peak_hwm']} MB | < 30 MB |

@@ -4,6 +4,8 @@
 #
 #   bench/operator/run.sh                 10 sweeps x 1000 trials, at most 3600 s (root: the node)
 #   SWEEPS=2 TRIALS=50 DURATION=60 bench/operator/run.sh     a quick look
+#   HOSTILE_SWEEPS=1 OUT=/tmp/x bench/operator/run.sh    and beside them hostile trials (issue 40,
+#                                 run_hostile_node.sh): results to /tmp/x.{md,json}
 #
 # Each sweep runs the curve-trainer image (one GPU a trial, 0.1 s an epoch, rungs 1/3/9,
 # parallelism PARALLELISM) as containers on the test node (tests/cluster/node_up.sh, with
@@ -11,7 +13,13 @@
 # that maxTrials ends the sweeps. The operator runs on the host and scrapes the pods at their pod
 # IPs. The run stops when every sweep has ended or after DURATION seconds, whichever is first; the
 # results say which. The node and the control plane are stopped at the end (the node restoring
-# the host). Results: bench/results/operator.{md,json}.
+# the host). Results: bench/results/operator.{md,json}, or OUT.{md,json}.
+#
+# HOSTILE_SWEEPS=N adds N sweeps (parallelism 1, random search to max, every failure allowed)
+# whose trials' metrics endpoints are hostile (curve-trainer --hostile, one of gzip-bomb, big-body
+# or label-flood per trial): they run beside the healthy sweeps until those end, and each of their
+# trials fails ExitedShort. The healthy sweeps' kill latency and the operator's RSS are measured
+# as without them.
 #
 # Reconcile latency: the operator's own budgetsweep_reconcile_duration_seconds histogram, read from
 # its --metrics-addr at the end. Memory: VmRSS every 2 s against the trials created so far.
@@ -28,6 +36,8 @@ SWEEPS=${SWEEPS:-10}
 TRIALS=${TRIALS:-1000}
 PARALLELISM=${PARALLELISM:-3}
 DURATION=${DURATION:-3600}
+HOSTILE_SWEEPS=${HOSTILE_SWEEPS:-0}
+OUT=${OUT:-$ROOT/bench/results/operator}
 [ "$(id -u)" = 0 ] || { echo "bench/operator: the test node needs root" >&2; exit 1; }
 
 make -C "$ROOT" build images >/dev/null
@@ -39,7 +49,7 @@ VERSION=$("$ROOT/scripts/project-version")
 export BSW_CLUSTER_DIR=$BUILD/test-cluster BSW_IMAGES_DIR=$BUILD/images
 "$ROOT/scripts/images.sh" sandbox curve-trainer >/dev/null
 eval "$("$ROOT/tests/cluster/up.sh" 2>/dev/null | tail -1)"
-BSW_NODE_GPUS=$((SWEEPS * PARALLELISM)) "$ROOT/tests/cluster/node_up.sh" >/dev/null
+BSW_NODE_GPUS=$((SWEEPS * PARALLELISM + HOSTILE_SWEEPS)) "$ROOT/tests/cluster/node_up.sh" >/dev/null
 # shellcheck source=/dev/null
 . "$BSW_CLUSTER_DIR/node/node.env"
 
@@ -87,16 +97,28 @@ for i in $(seq 1 "$SWEEPS"); do
     '"--seconds-per-epoch=0.1", "--epoch-log=/epochs/$(BUDGETSWEEP_TRIAL).log"'
   echo ---
 done | k apply -f - >/dev/null
+for i in $(seq 1 "$HOSTILE_SWEEPS"); do
+  echo ---
+  curve_sweep "hostile-$i" "  budget: {gpuHours: 1000}
+  scheduler: {algorithm: random, seed: $i}
+  parallelism: 1
+  maxTrials: $TRIALS
+  maxFailedTrials: $TRIALS
+  searchSpace:
+    hostile: {type: choice, values: [gzip-bomb, big-body, label-flood]}" '"--seconds-per-epoch=0.5"'
+done >"$WORK/hostile.yaml"
+[ "$HOSTILE_SWEEPS" -eq 0 ] || k apply -f "$WORK/hostile.yaml" >/dev/null
 
 start=$(date +%s)
 : >"$WORK/rss.tsv"
 while :; do
   now=$(date +%s)
   rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$OP/status" 2>/dev/null || echo 0)
-  ended=$(k -n "$NS" get bsw -o jsonpath='{range .items[*]}{.status.phase}{"\n"}{end}' |
-    grep -cE '^(Completed|BudgetExhausted|Failed)$' || true)
-  created=$(k -n "$NS" get bsw -o jsonpath='{range .items[*]}{.status.trials.created}{"\n"}{end}' |
-    awk '{s += $1} END {print s + 0}')
+  # The healthy sweeps (load-*): the hostile ones only run beside them.
+  ended=$(k -n "$NS" get bsw -o jsonpath='{range .items[*]}{.metadata.name} {.status.phase}{"\n"}{end}' |
+    grep -cE '^load-[0-9]+ (Completed|BudgetExhausted|Failed)$' || true)
+  created=$(k -n "$NS" get bsw -o jsonpath='{range .items[*]}{.metadata.name} {.status.trials.created}{"\n"}{end}' |
+    awk '/^load-/ {s += $2} END {print s + 0}')
   printf '%s\t%s\t%s\t%s\n' "$((now - start))" "$rss" "$created" "$ended" >>"$WORK/rss.tsv"
   [ "$ended" -ge "$SWEEPS" ] && break
   [ $((now - start)) -ge "$DURATION" ] && break
@@ -106,8 +128,12 @@ hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$OP/status")
 curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" >"$WORK/metrics.txt" || : >"$WORK/metrics.txt"
 elapsed=$(($(date +%s) - start))
 
+hostile_knob=""
+[ "$HOSTILE_SWEEPS" -gt 0 ] && hostile_knob=" HOSTILE_SWEEPS=$HOSTILE_SWEEPS"
 python3 "$HERE/report.py" --operator-log "$WORK/operator.log" --epoch-logs "$EPOCHS" --namespace "$NS" \
   --rss "$WORK/rss.tsv" --metrics "$WORK/metrics.txt" --hwm-kb "$hwm" --elapsed "$elapsed" --sweeps "$SWEEPS" \
-  --trials "$TRIALS" --parallelism "$PARALLELISM" --duration "$DURATION" \
-  --command "SWEEPS=$SWEEPS TRIALS=$TRIALS PARALLELISM=$PARALLELISM DURATION=$DURATION bench/operator/run.sh" \
-  --out "$ROOT/bench/results/operator"
+  --trials "$TRIALS" --parallelism "$PARALLELISM" --duration "$DURATION" --hostile-sweeps "$HOSTILE_SWEEPS" \
+  --hostile-failures "$(k -n "$NS" get bsw -o jsonpath='{range .items[*]}{.metadata.name} {.status.trials.failed}{"\n"}{end}' |
+    awk '/^hostile-/ {s += $2} END {print s + 0}')" \
+  --command "SWEEPS=$SWEEPS TRIALS=$TRIALS PARALLELISM=$PARALLELISM DURATION=$DURATION$hostile_knob bench/operator/run.sh" \
+  --out "$OUT"

@@ -61,7 +61,7 @@ void MetricReader::NoteResult(const Key& key, const Status& status) {
     return;
   }
   last_failure_[key] = status.message();
-  if (status.code() == StatusCode::kUnavailable) return;
+  if (!AnswerRefused(status)) return;
   Refusal& refusal = refusals_[key];
   const double backoff = std::min(options_.max_refused_backoff_seconds,
                                   options_.refused_backoff_seconds * std::pow(2, refusal.in_a_row));

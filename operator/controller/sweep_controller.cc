@@ -190,8 +190,7 @@ Status SweepController::CarryOut(const SetDeadline& a) {
 
 void SweepController::NoteReadError(const std::string& trial, const Status& error) {
   auto [known, added] = read_errors_.try_emplace(trial, error);
-  const bool answered = error.code() != StatusCode::kUnavailable;
-  if (!added && answered && known->second.code() == StatusCode::kUnavailable) known->second = error;
+  if (!added && AnswerRefused(error) && !AnswerRefused(known->second)) known->second = error;
 }
 
 Status SweepController::Start(const SegmentSpec& spec, RefusedEnd refused) {

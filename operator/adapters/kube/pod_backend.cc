@@ -512,8 +512,7 @@ StatusOr<std::vector<Json>> PodBackend::ListPods() const {
 // one that exited short of its UNTIL fails, and its end gives its output's tail: read from its
 // log once a pod, while the pod still holds its charge (before its end is journaled). A log that
 // cannot be read leaves the tail empty.
-void PodBackend::AddExitTail(const Json& pod, SegmentStatus& segment) {
-  const std::string name = pod["metadata"].value("name", "");
+void PodBackend::AddExitTail(const Json& pod, const std::string& name, SegmentStatus& segment) {
   auto known = exit_tails_.find(name);
   if (known == exit_tails_.end()) {
     const Json& containers = pod["spec"]["containers"];
@@ -534,13 +533,14 @@ StatusOr<std::vector<SegmentStatus>> PodBackend::List() {
   for (const Json& pod : *pods) {
     std::optional<SegmentStatus> segment = SegmentStatusOfPod(pod, options_.metrics_port);
     if (!segment) continue;
-    listed.insert(pod["metadata"].value("name", ""));
+    const std::string name = pod["metadata"].value("name", "");
+    listed.insert(name);
     const bool stopped = Annotation(pod, kStoppedAnnotation) == "true" ||
                          pod["metadata"].contains("deletionTimestamp");
     if (options_.client != nullptr && segment->state == SegmentState::kSucceeded && !stopped &&
         segment->charge_held) {
-      AddExitTail(pod, *segment);
-      exited.insert(pod["metadata"].value("name", ""));
+      AddExitTail(pod, name, *segment);
+      exited.insert(name);
     }
     segments.push_back(std::move(*segment));
   }

@@ -120,7 +120,7 @@ class PodBackend final : public TrialBackend {
   explicit PodBackend(PodBackendOptions options);
   double Now() const;
   StatusOr<std::vector<Json>> ListPods() const;
-  void AddExitTail(const Json& pod, SegmentStatus& segment);
+  void AddExitTail(const Json& pod, const std::string& name, SegmentStatus& segment);
 
   // How much of an exited trainer's log is read for its output tail.
   static constexpr int kExitTailLines = 2 * kOutputTailMaxLines;

@@ -172,10 +172,19 @@ SegmentEnd EndOf(const PlanInput& in, const Trial& t, const SegmentRecord& seg,
   const bool reported = t.rung_values.contains(seg.until);
   if (st.state == SegmentState::kSucceeded) {
     if (reported || t.stop_requested) return {};
+    // A short exit needs evidence: this controller read the trial (or failed to) while it ran. A
+    // segment that ended while the operator or runner was down was never seen by it, and what was
+    // journaled before says nothing of where it ended: it ends as below, as an unread one does.
+    const bool read_while_running = in.observed.metrics.contains(t.name) ||
+                                    in.observed.last_metrics.contains(t.name) ||
+                                    in.observed.last_read_errors.contains(t.name);
     std::optional<double> reached = LastReported(in, t);
-    if (!reached || *reached < seg.until) return ExitedShort(in, t, seg, reached);
-    // It said it reached `until`, but its objective there went unread: a Ctrl-C during its linger,
-    // then a resume from its checkpoint at `until`, whose trainer evaluates nothing again.
+    if (read_while_running && (!reached || *reached < seg.until)) {
+      return ExitedShort(in, t, seg, reached);
+    }
+    // It said it reached `until`, but its objective there went unread (a Ctrl-C during its linger,
+    // then a resume from its checkpoint at `until`, whose trainer evaluates nothing again), or it
+    // ended unseen.
     if (seg.until < in.model.rungs().max()) {
       return {Reason::kMetricsMissing, "exited at " + in.spec().resource_unit +
                                            Figures(" %g", seg.until) +

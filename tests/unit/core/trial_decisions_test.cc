@@ -48,6 +48,7 @@ TEST_P(EndOfTable, ReadsTheSegmentsEndAsTheBackendShowsIt) {
   st.exit_code = row.exit_code;
   st.reason = row.backend_reason;
   Observed observed;
+  observed.last_metrics[t.name];  // read while it ran, with no progress said
   PlannerOptions options;
   SegmentEnd end = EndOf(PlanInput{model, observed, 500, options}, t, seg, st);
   EXPECT_EQ(ReasonName(end.reason), std::string(ReasonName(row.want)));
@@ -127,6 +128,29 @@ TEST(EndOf, AShortExitNamesWhereItStoppedWhatItWasAskedForAndWhyItsMetricsWentUn
   EXPECT_EQ(EndOf(in, t, seg, st).reason, Reason::kMetricsMissing);
 }
 
+TEST(EndOf, ASegmentThatEndedUnseenIsNoShortExit) {
+  // It ran and exited 0 while the operator was down (a leader failover): the new process never
+  // read it, and the rung value journaled before says nothing of where it ended.
+  SweepModel model(Spec());
+  Observed observed;
+  PlannerOptions options;
+  PlanInput in{model, observed, 500, options};
+  Trial t;
+  t.name = "fmnist-cnn-t0000";
+  t.rung_values[1] = 0.5;
+  SegmentRecord seg;
+  seg.until = 9;
+  SegmentStatus st;
+  st.state = SegmentState::kSucceeded;
+  st.exit_code = 0;
+  EXPECT_EQ(EndOf(in, t, seg, st).reason, Reason::kNone);
+  seg.until = 3;
+  EXPECT_EQ(EndOf(in, t, seg, st).reason, Reason::kMetricsMissing);
+  // Read while it ran, the same end is a short exit.
+  observed.last_metrics[t.name].resource_completed = 1;
+  EXPECT_EQ(EndOf(in, t, seg, st).reason, Reason::kExitedShort);
+}
+
 TEST(SegmentEndEvent, KeepsTheTrainersOutputOnlyWhenTheTrainerFailed) {
   SweepModel model(Spec());
   Observed observed;
@@ -159,6 +183,7 @@ TEST(SegmentEndEvent, KeepsTheTrainersOutputOnlyWhenTheTrainerFailed) {
 
   st.state = SegmentState::kSucceeded;  // exit 0 short of `until`: the output explains it
   st.exit_code = 0;
+  observed.last_metrics[t.name];  // read while it ran
   st.reason = Reason::kNone;
   e = SegmentEndEvent(in, t, seg, st);
   EXPECT_EQ(e.reason, "ExitedShort");

@@ -25,11 +25,11 @@
 #include "operator/cmd/operator_command.h"
 #include "operator/cmd/preflight.h"
 #include "operator/cmd/progress.h"
-#include "operator/cmd/report.h"
 #include "operator/controller/journal.h"
 #include "operator/controller/sweep_controller.h"
 #include "operator/core/api.h"
 #include "operator/core/spec_edits.h"
+#include "operator/report/report.h"
 
 namespace bsw {
 namespace {

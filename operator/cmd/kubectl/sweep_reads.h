@@ -6,7 +6,7 @@
 #include "base/status.h"
 #include "nlohmann/json.hpp"
 #include "operator/adapters/kube/client.h"
-#include "operator/cmd/report.h"
+#include "operator/report/report.h"
 
 namespace bsw::kubectl {
 

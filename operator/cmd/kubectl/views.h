@@ -6,9 +6,9 @@
 
 #include "base/status.h"
 #include "nlohmann/json.hpp"
-#include "operator/cmd/report.h"
 #include "operator/core/api.h"
 #include "operator/core/sweep_model.h"
+#include "operator/report/report.h"
 
 namespace bsw::kubectl {
 

@@ -14,7 +14,7 @@
 #include "operator/cmd/kubectl/kubeconfig_flags.h"
 #include "operator/cmd/kubectl/sweep_reads.h"
 #include "operator/cmd/kubectl/views.h"
-#include "operator/cmd/report.h"
+#include "operator/report/report.h"
 #include "tests/unit/adapters/kube/fake_apiserver.h"
 
 namespace bsw::kubectl {

@@ -1,4 +1,4 @@
-#include "operator/cmd/report_history.h"
+#include "operator/report/history.h"
 
 #include <algorithm>
 #include <cmath>

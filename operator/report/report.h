@@ -1,5 +1,5 @@
-#ifndef BSW_CMD_REPORT_H_
-#define BSW_CMD_REPORT_H_
+#ifndef BSW_REPORT_REPORT_H_
+#define BSW_REPORT_REPORT_H_
 
 #include <string>
 #include <vector>
@@ -68,4 +68,4 @@ inline constexpr char kPoolRecord[] = "pool.json";
 
 }  // namespace bsw
 
-#endif  // BSW_CMD_REPORT_H_
+#endif  // BSW_REPORT_REPORT_H_

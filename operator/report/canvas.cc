@@ -1,4 +1,4 @@
-#include "operator/cmd/report_canvas.h"
+#include "operator/report/canvas.h"
 
 #include <png.h>
 
@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <utility>
 
-#include "operator/cmd/report_text.h"
+#include "operator/report/text.h"
 
 namespace bsw::report {
 namespace {

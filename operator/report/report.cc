@@ -1,4 +1,4 @@
-#include "operator/cmd/report.h"
+#include "operator/report/report.h"
 
 #include <cmath>
 #include <cstdint>
@@ -7,14 +7,14 @@
 #include <utility>
 #include <vector>
 
-#include "operator/cmd/report_canvas.h"
-#include "operator/cmd/report_charts.h"
-#include "operator/cmd/report_history.h"
-#include "operator/cmd/report_text.h"
 #include "operator/core/ledger.h"
 #include "operator/core/rfc3339.h"
 #include "operator/core/search_space.h"
 #include "operator/core/sweep_status.h"
+#include "operator/report/canvas.h"
+#include "operator/report/charts.h"
+#include "operator/report/history.h"
+#include "operator/report/text.h"
 
 namespace bsw {
 namespace report {

@@ -1,4 +1,4 @@
-#include "operator/cmd/report.h"
+#include "operator/report/report.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>

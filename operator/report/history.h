@@ -1,5 +1,5 @@
-#ifndef BSW_CMD_REPORT_HISTORY_H_
-#define BSW_CMD_REPORT_HISTORY_H_
+#ifndef BSW_REPORT_HISTORY_H_
+#define BSW_REPORT_HISTORY_H_
 
 #include <cstdint>
 #include <set>
@@ -8,10 +8,10 @@
 
 #include "base/status.h"
 #include "nlohmann/json.hpp"
-#include "operator/cmd/report.h"
 #include "operator/core/api.h"
 #include "operator/core/ledger.h"
 #include "operator/core/sweep_model.h"
+#include "operator/report/report.h"
 
 // A sweep's history as the report reads it from the events: its segments, what the ledger held
 // at any time, and every objective value with the device-hours spent by then.
@@ -85,4 +85,4 @@ bool Better(Goal goal, double a, double b);
 
 }  // namespace bsw::report
 
-#endif  // BSW_CMD_REPORT_HISTORY_H_
+#endif  // BSW_REPORT_HISTORY_H_

@@ -1,5 +1,5 @@
-#ifndef BSW_CMD_REPORT_CANVAS_H_
-#define BSW_CMD_REPORT_CANVAS_H_
+#ifndef BSW_REPORT_CANVAS_H_
+#define BSW_REPORT_CANVAS_H_
 
 #include <cstdint>
 #include <functional>
@@ -68,4 +68,4 @@ std::string RenderSvg(int width, int height, const std::string& label,
 
 }  // namespace bsw::report
 
-#endif  // BSW_CMD_REPORT_CANVAS_H_
+#endif  // BSW_REPORT_CANVAS_H_

@@ -13,8 +13,8 @@
 #include "operator/adapters/kube/resources.h"
 #include "operator/adapters/kube/trial_log.h"
 #include "operator/adapters/yaml/sweep_file.h"
-#include "operator/cmd/report.h"
 #include "operator/controller/journal.h"
+#include "operator/report/report.h"
 
 namespace bsw {
 namespace {

@@ -1,4 +1,4 @@
-#include "operator/cmd/report_charts.h"
+#include "operator/report/charts.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,10 +6,10 @@
 #include <string>
 #include <utility>
 
-#include "operator/cmd/report_text.h"
 #include "operator/core/asha.h"
 #include "operator/core/ledger.h"
 #include "operator/core/probe.h"
+#include "operator/report/text.h"
 
 namespace bsw::report {
 namespace {

@@ -1,14 +1,14 @@
-#ifndef BSW_CMD_REPORT_CHARTS_H_
-#define BSW_CMD_REPORT_CHARTS_H_
+#ifndef BSW_REPORT_CHARTS_H_
+#define BSW_REPORT_CHARTS_H_
 
 #include <optional>
 #include <vector>
 
-#include "operator/cmd/report_canvas.h"
-#include "operator/cmd/report_history.h"
 #include "operator/core/api.h"
 #include "operator/core/search_space.h"
 #include "operator/core/sweep_model.h"
+#include "operator/report/canvas.h"
+#include "operator/report/history.h"
 
 // The report's charts. Each draws on a canvas of `width` × `height` pixels: title, subtitle and
 // legend at the top, the plot with its axes below them.
@@ -43,4 +43,4 @@ std::optional<double> ParamPosition(const ParamSpec& param, const Config& params
 
 }  // namespace bsw::report
 
-#endif  // BSW_CMD_REPORT_CHARTS_H_
+#endif  // BSW_REPORT_CHARTS_H_

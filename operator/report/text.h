@@ -1,5 +1,5 @@
-#ifndef BSW_CMD_REPORT_TEXT_H_
-#define BSW_CMD_REPORT_TEXT_H_
+#ifndef BSW_REPORT_TEXT_H_
+#define BSW_REPORT_TEXT_H_
 
 #include <string>
 
@@ -24,4 +24,4 @@ std::string ResourceText(const SweepSpec& spec, double resource);
 
 }  // namespace bsw::report
 
-#endif  // BSW_CMD_REPORT_TEXT_H_
+#endif  // BSW_REPORT_TEXT_H_

@@ -1,4 +1,4 @@
-#include "operator/cmd/report_text.h"
+#include "operator/report/text.h"
 
 #include <cmath>
 #include <cstdio>

@@ -8,6 +8,8 @@
 
 #include <thread>
 
+#include "contract/trainer_contract.h"
+
 namespace bsw::trainer {
 namespace {
 
@@ -29,24 +31,23 @@ class RegistryMetrics : public ServedMetrics {
  public:
   explicit RegistryMetrics(const MetricsInfo& info)
       : registry_(std::make_shared<prometheus::Registry>()),
-        base_{{"sweep", info.sweep}, {"trial", info.trial}},
+        base_{{kLabelSweep, info.sweep}, {kLabelTrial, info.trial}},
         // Registered before every other gauge, so a scrape collects it first: when it shows a
         // probe's measured steps, the figures set before it are final in that same scrape.
-        probe_measured_steps_(GaugeFamily(*registry_, "budgetsweep_trainer_probe_measured_steps",
+        probe_measured_steps_(GaugeFamily(*registry_, kMetricProbeMeasuredSteps,
                                           "Probe mode: optimizer steps the samples/s and "
                                           "data-wait figures cover, once they are final")),
-        objective_(GaugeFamily(*registry_, "budgetsweep_trainer_objective",
+        objective_(GaugeFamily(*registry_, kMetricObjective,
                                "Objective value after the epoch in label resource")),
-        resource_completed_(GaugeFamily(*registry_, "budgetsweep_trainer_resource_completed",
+        resource_completed_(GaugeFamily(*registry_, kMetricResourceCompleted,
                                         "Epochs completed, including those before a resume")
                                 .Add(base_)),
-        loss_(GaugeFamily(*registry_, "budgetsweep_trainer_loss",
-                          "Training loss of the latest optimizer step")
+        loss_(GaugeFamily(*registry_, kMetricLoss, "Training loss of the latest optimizer step")
                   .Add(base_)),
-        learning_rate_(GaugeFamily(*registry_, "budgetsweep_trainer_learning_rate",
+        learning_rate_(GaugeFamily(*registry_, kMetricLearningRate,
                                    "Learning rate of the latest optimizer step")
                            .Add(base_)),
-        samples_per_second_(GaugeFamily(*registry_, "budgetsweep_trainer_samples_per_second",
+        samples_per_second_(GaugeFamily(*registry_, kMetricSamplesPerSecond,
                                         "Training samples per second in the current epoch")
                                 .Add(base_)),
         samples_(CounterFamily(*registry_, "budgetsweep_trainer_samples_total",
@@ -59,18 +60,17 @@ class RegistryMetrics : public ServedMetrics {
             CounterFamily(*registry_, "budgetsweep_trainer_skipped_steps_total",
                           "Optimizer steps skipped for non-finite fp16 gradients by this process")
                 .Add(base_)),
-        data_wait_ratio_(GaugeFamily(*registry_, "budgetsweep_trainer_data_wait_ratio",
+        data_wait_ratio_(GaugeFamily(*registry_, kMetricDataWaitRatio,
                                      "Fraction of training step time spent waiting for data "
                                      "in the current epoch")
                              .Add(base_)),
-        utilization_family_(GaugeFamily(*registry_,
-                                        "budgetsweep_trainer_accelerator_utilization_ratio",
+        utilization_family_(GaugeFamily(*registry_, kMetricAcceleratorUtilizationRatio,
                                         "Accelerator busy fraction reported by NVML")),
         device_memory_(GaugeFamily(*registry_, "budgetsweep_trainer_device_memory_bytes",
                                    "Memory held by the training device: allocated CUDA memory, "
                                    "or the resident set size on CPU")
                            .Add(base_)),
-        diverged_(GaugeFamily(*registry_, "budgetsweep_trainer_diverged",
+        diverged_(GaugeFamily(*registry_, kMetricDiverged,
                               "1 when the training loss became NaN or infinite")
                       .Add(base_)) {
     Labels info_labels = base_;
@@ -116,8 +116,8 @@ class RegistryMetrics : public ServedMetrics {
 
   void SetObjective(const std::string& metric, int epoch, double value) override {
     Labels labels = base_;
-    labels.emplace("metric", metric);
-    labels.emplace("resource", std::to_string(epoch));
+    labels.emplace(kLabelMetric, metric);
+    labels.emplace(kLabelResource, std::to_string(epoch));
     objective_.Add(labels).Set(value);
   }
   void SetResourceCompleted(int epochs) override { resource_completed_.Set(epochs); }

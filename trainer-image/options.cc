@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "contract/trainer_contract.h"
+
 namespace bsw::trainer {
 namespace {
 
@@ -14,8 +16,10 @@ std::string Env(const char* name) {
   return value == nullptr ? std::string() : std::string(value);
 }
 
-// Makes a non-empty environment variable the default of `option`; an explicit flag still wins.
+// Makes a non-empty environment variable the default of `option`, and says so in its help; an
+// explicit flag still wins.
 void EnvDefault(CLI::Option* option, const char* name) {
+  option->description(option->get_description() + " (env " + name + ")");
   if (!Env(name).empty()) option->envname(name);
 }
 
@@ -47,7 +51,7 @@ StatusOr<std::vector<int>> ParseMilestones(const std::string& text) {
   std::vector<int> milestones;
   for (const std::string& item : SplitList(text)) {
     int epoch = 0;
-    Status status = ParseEpochCount("BUDGETSWEEP_MILESTONES", item, &epoch);
+    Status status = ParseEpochCount(kEnvMilestones, item, &epoch);
     if (!status.ok()) return status;
     milestones.push_back(epoch);
   }
@@ -117,7 +121,7 @@ Status Validate(const TrainOptions& o) {
   }
   if (!o.params_json.empty() &&
       nlohmann::json::parse(o.params_json, nullptr, false).is_discarded()) {
-    return InvalidArgumentError("BUDGETSWEEP_PARAMS: not valid JSON");
+    return InvalidArgumentError(std::string(kEnvParams) + ": not valid JSON");
   }
   return OkStatus();
 }
@@ -144,15 +148,12 @@ void AddTrainFlags(CLI::App& app, TrainOptions& o, TrainFlagTexts& texts) {
   app.add_option("--model", o.model, "mlp | cnn2 | resnet");
   app.add_option("--width", o.width,
                  "multiplies the width of every layer of the model (channels, hidden units)");
-  EnvDefault(
-      app.add_option("--epochs", texts.epochs,
-                     "total epochs; the LR schedule spans them (env BUDGETSWEEP_MAX_RESOURCE)")
-          ->default_str("10"),
-      "BUDGETSWEEP_MAX_RESOURCE");
+  EnvDefault(app.add_option("--epochs", texts.epochs, "total epochs; the LR schedule spans them")
+                 ->default_str("10"),
+             kEnvMaxResource);
   EnvDefault(app.add_option("--until", texts.until,
-                            "train to this epoch, checkpoint and exit 0 (default: --epochs; env "
-                            "BUDGETSWEEP_UNTIL)"),
-             "BUDGETSWEEP_UNTIL");
+                            "train to this epoch, checkpoint and exit 0 (default: --epochs)"),
+             kEnvUntil);
   app.add_option("--batch-size", o.batch_size, "micro-batch size");
   app.add_option("--workers", o.workers, "loader worker threads (0: load on the training thread)");
   app.add_option("--prefetch", o.prefetch, "batches prepared ahead of the training thread");
@@ -173,32 +174,28 @@ void AddTrainFlags(CLI::App& app, TrainOptions& o, TrainFlagTexts& texts) {
   app.add_option("--seed", o.seed, "seed for initialization, sample order and augmentation");
   app.add_option("--device", o.device, "auto | cpu | cuda");
   EnvDefault(app.add_option("--checkpoint-dir", o.checkpoint_dir,
-                            "resume from and write checkpoints here (env "
-                            "BUDGETSWEEP_CHECKPOINT_DIR)"),
-             "BUDGETSWEEP_CHECKPOINT_DIR");
+                            "resume from and write checkpoints here"),
+             kEnvCheckpointDir);
   EnvDefault(app.add_flag("--keep-snapshots", o.keep_snapshots,
                           "at --until also write snapshot-<epochs>.pt, a copy of the checkpoint "
-                          "that is never overwritten (env BUDGETSWEEP_SNAPSHOTS)"),
-             "BUDGETSWEEP_SNAPSHOTS");
+                          "that is never overwritten"),
+             kEnvSnapshots);
   EnvDefault(app.add_option("--exploit-dir", o.exploit_dir,
                             "start from another trial's snapshot in this checkpoint directory, "
-                            "unless this trial's checkpoint already did (env "
-                            "BUDGETSWEEP_EXPLOIT_DIR)"),
-             "BUDGETSWEEP_EXPLOIT_DIR");
-  EnvDefault(app.add_option("--exploit-at", texts.exploit_at,
-                            "epoch of the --exploit-dir snapshot (env BUDGETSWEEP_EXPLOIT_AT)"),
-             "BUDGETSWEEP_EXPLOIT_AT");
+                            "unless this trial's checkpoint already did"),
+             kEnvExploitDir);
+  EnvDefault(
+      app.add_option("--exploit-at", texts.exploit_at, "epoch of the --exploit-dir snapshot"),
+      kEnvExploitAt);
   EnvDefault(app.add_option("--mutable", texts.mutable_flags,
                             "comma-separated flags, without dashes, that may differ from the "
-                            "exploited snapshot's (env BUDGETSWEEP_MUTABLE)"),
-             "BUDGETSWEEP_MUTABLE");
-  EnvDefault(app.add_option("--metrics-host", o.metrics_host,
-                            "metrics bind address (env BUDGETSWEEP_METRICS_HOST)"),
-             "BUDGETSWEEP_METRICS_HOST");
+                            "exploited snapshot's"),
+             kEnvMutable);
+  EnvDefault(app.add_option("--metrics-host", o.metrics_host, "metrics bind address"),
+             kEnvMetricsHost);
   EnvDefault(app.add_option("--metrics-port", o.metrics_port,
-                            "metrics port; 0 picks a free one and prints it; -1 disables (env "
-                            "BUDGETSWEEP_METRICS_PORT)"),
-             "BUDGETSWEEP_METRICS_PORT");
+                            "metrics port; 0 picks a free one and prints it; -1 disables"),
+             kEnvMetricsPort);
   app.add_option("--linger-seconds", o.linger_seconds,
                  "keep serving metrics this long after the last evaluation");
   app.add_flag("--summary-json", o.summary_json, "print one JSON summary line at exit");
@@ -281,10 +278,10 @@ StatusOr<Command> ParseCommandLine(int argc, const char* const* argv,
   }
   if (train.until == 0) train.until = train.epochs;
   train.mutable_flags = SplitList(texts.mutable_flags);
-  train.sweep = Env("BUDGETSWEEP_SWEEP");
-  train.trial = Env("BUDGETSWEEP_TRIAL");
-  train.params_json = Env("BUDGETSWEEP_PARAMS");
-  StatusOr<std::vector<int>> milestones = ParseMilestones(Env("BUDGETSWEEP_MILESTONES"));
+  train.sweep = Env(kEnvSweep);
+  train.trial = Env(kEnvTrial);
+  train.params_json = Env(kEnvParams);
+  StatusOr<std::vector<int>> milestones = ParseMilestones(Env(kEnvMilestones));
   if (!milestones.ok()) return milestones.status();
   train.milestones = *milestones;
   Status status = Validate(train);

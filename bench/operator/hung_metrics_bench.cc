@@ -33,6 +33,7 @@
 #include <thread>
 #include <vector>
 
+#include "contract/trainer_contract.h"
 #include "operator/adapters/prometheus/scrape_source.h"
 #include "operator/adapters/system_clock.h"
 #include "operator/controller/sweep_controller.h"
@@ -300,13 +301,14 @@ class SimulatedTrials final : public TrialBackend {
     const double epochs = EpochsAt(s, s.stopped.value_or(Now()));
     // Quality in [0.5, 0.95), spread by the trial's number; it grows with the epochs.
     const double quality = 0.5 + 0.45 * std::fmod(s.number * 0.618033988749895, 1.0);
-    std::string labels = "sweep=\"bench\",trial=\"" + trial + "\"";
+    std::string labels =
+        std::string(kLabelSweep) + "=\"bench\"," + kLabelTrial + "=\"" + trial + "\"";
     std::string text =
-        "budgetsweep_trainer_resource_completed{" + labels + "} " + std::to_string(epochs) + "\n";
+        std::string(kMetricResourceCompleted) + "{" + labels + "} " + std::to_string(epochs) + "\n";
     for (int epoch = 1; epoch <= epochs; ++epoch) {
-      text += "budgetsweep_trainer_objective{" + labels +
-              ",metric=\"validation_accuracy\",resource=\"" + std::to_string(epoch) + "\"} " +
-              std::to_string(quality * (1 - 0.3 / epoch)) + "\n";
+      text += std::string(kMetricObjective) + "{" + labels + "," + kLabelMetric +
+              "=\"validation_accuracy\"," + kLabelResource + "=\"" + std::to_string(epoch) +
+              "\"} " + std::to_string(quality * (1 - 0.3 / epoch)) + "\n";
     }
     return text;
   }

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "contract/trainer_contract.h"
 #include "nlohmann/json.hpp"
 #include "operator/core/parse.h"
 
@@ -42,23 +43,23 @@ std::vector<std::pair<std::string, std::string>> TrialContractEnv(
     milestones += (milestones.empty() ? "" : ",") + FormatG(milestone);
   }
   std::vector<std::pair<std::string, std::string>> env = {
-      {"BUDGETSWEEP_SWEEP", spec.sweep},
-      {"BUDGETSWEEP_TRIAL", spec.trial},
-      {"BUDGETSWEEP_PARAMS", ParamsJson(spec.params)},
-      {"BUDGETSWEEP_MILESTONES", milestones},
-      {"BUDGETSWEEP_UNTIL", FormatG(spec.until_resource)},
-      {"BUDGETSWEEP_MAX_RESOURCE", FormatG(spec.max_resource)},
+      {kEnvSweep, spec.sweep},
+      {kEnvTrial, spec.trial},
+      {kEnvParams, ParamsJson(spec.params)},
+      {kEnvMilestones, milestones},
+      {kEnvUntil, FormatG(spec.until_resource)},
+      {kEnvMaxResource, FormatG(spec.max_resource)},
       {kEnvCheckpointDir, checkpoint_dir_of(spec.trial)},
-      {"BUDGETSWEEP_METRICS_PORT", std::to_string(metrics_port)}};
+      {kEnvMetricsPort, std::to_string(metrics_port)}};
   if (spec.snapshots) {
     std::string flags;
     for (const std::string& flag : spec.mutable_flags) flags += (flags.empty() ? "" : ",") + flag;
-    env.emplace_back("BUDGETSWEEP_SNAPSHOTS", "1");
-    env.emplace_back("BUDGETSWEEP_MUTABLE", flags);
+    env.emplace_back(kEnvSnapshots, "1");
+    env.emplace_back(kEnvMutable, flags);
   }
   if (!spec.exploit_trial.empty()) {
-    env.emplace_back("BUDGETSWEEP_EXPLOIT_DIR", checkpoint_dir_of(spec.exploit_trial));
-    env.emplace_back("BUDGETSWEEP_EXPLOIT_AT", FormatG(spec.exploit_at));
+    env.emplace_back(kEnvExploitDir, checkpoint_dir_of(spec.exploit_trial));
+    env.emplace_back(kEnvExploitAt, FormatG(spec.exploit_at));
   }
   return env;
 }

@@ -10,10 +10,7 @@
 
 namespace bsw {
 
-// The trial's checkpoint directory, inherited by every process the trial starts.
-inline constexpr char kEnvCheckpointDir[] = "BUDGETSWEEP_CHECKPOINT_DIR";
-
-// The BUDGETSWEEP_* environment every backend gives a trial (docs/trainer-contract.md):
+// The BUDGETSWEEP_* environment every backend gives a trial (contract/trainer_contract.h):
 // SWEEP, TRIAL, PARAMS (a JSON object; values that read as numbers are numbers), MILESTONES,
 // UNTIL, MAX_RESOURCE, CHECKPOINT_DIR and METRICS_PORT; for pbt and pb2 also SNAPSHOTS, MUTABLE,
 // and after an exploit EXPLOIT_DIR (the donor's checkpoint directory) and EXPLOIT_AT.

@@ -17,6 +17,7 @@
 #include <system_error>
 #include <tuple>
 
+#include "contract/trainer_contract.h"
 #include "operator/adapters/local/atomic_file.h"
 #include "operator/adapters/local/loopback_port.h"
 #include "operator/adapters/local/process.h"
@@ -81,7 +82,7 @@ std::vector<std::string> TrainerEnvironment(const SegmentSpec& spec, const fs::p
   for (const auto& [name, value] : TrialContractEnv(spec, checkpoint_dir_of, port)) {
     env[name] = value;
   }
-  env["BUDGETSWEEP_METRICS_HOST"] = "127.0.0.1";
+  env[kEnvMetricsHost] = "127.0.0.1";
   if (!gpus.empty()) {
     std::string devices;
     for (int gpu : gpus) devices += (devices.empty() ? "" : ",") + std::to_string(gpu);

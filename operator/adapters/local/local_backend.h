@@ -74,11 +74,10 @@ class LocalBackend final : public TrialBackend {
   // until it has claimed the segment, so that List shows it Running with its start time.
   // The trainer gets `spec.command`, `spec.extra_args`, `--name=value` per parameter, and the
   // runner's variables it inherits (InheritsVariable) plus spec.env plus the BUDGETSWEEP_*
-  // contract (PARAMS, MILESTONES,
-  // UNTIL, MAX_RESOURCE, CHECKPOINT_DIR, METRICS_PORT, METRICS_HOST, SWEEP, TRIAL) and, with GPUs,
-  // CUDA_VISIBLE_DEVICES. Its stdout and stderr go to trainer.log in the segment directory.
-  // No-op when the segment was started before. InvalidArgument for an unusable spec (unsafe
-  // trial name, empty command, no deadline); ResourceExhausted when too few GPUs are free.
+  // contract (TrialContractEnv, and METRICS_HOST 127.0.0.1) and, with GPUs, CUDA_VISIBLE_DEVICES.
+  // Its stdout and stderr go to trainer.log in the segment directory. No-op when the segment was
+  // started before. InvalidArgument for an unusable spec (unsafe trial name, empty command, no
+  // deadline); ResourceExhausted when too few GPUs are free.
   Status Start(const SegmentSpec& spec) override;
 
   // Asks the segment to stop: writes its stop file and sends its supervisor SIGTERM, which

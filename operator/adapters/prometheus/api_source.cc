@@ -13,6 +13,7 @@
 #include <system_error>
 #include <utility>
 
+#include "contract/trainer_contract.h"
 #include "operator/adapters/prometheus/scrape_source.h"
 #include "operator/adapters/prometheus/text_format.h"
 
@@ -27,12 +28,12 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // The progress series, read one by one: timestamp() drops the metric name, so a selector over
 // several names would give timestamps that cannot be told apart (or a duplicate-labelset error).
 constexpr const char* kProgressSeries[] = {
-    "budgetsweep_trainer_resource_completed",
-    "budgetsweep_trainer_loss",
-    "budgetsweep_trainer_samples_per_second",
-    "budgetsweep_trainer_data_wait_ratio",
-    "budgetsweep_trainer_accelerator_utilization_ratio",
-    "budgetsweep_trainer_probe_measured_steps",
+    kMetricResourceCompleted,
+    kMetricLoss,
+    kMetricSamplesPerSecond,
+    kMetricDataWaitRatio,
+    kMetricAcceleratorUtilizationRatio,
+    kMetricProbeMeasuredSteps,
 };
 
 struct VectorSample {
@@ -60,6 +61,11 @@ std::string FormatTime(double unix_seconds) {
       std::to_chars(buffer, buffer + sizeof(buffer), unix_seconds, std::chars_format::fixed, 3);
   if (ec != std::errc()) return "0";
   return std::string(buffer, ptr);
+}
+
+// label="value", the value escaped for PromQL.
+std::string LabelMatcher(const char* label, const std::string& value) {
+  return std::string(label) + "=\"" + EscapePromQLString(value) + "\"";
 }
 
 Labels WithoutName(Labels labels) {
@@ -229,11 +235,11 @@ StatusOr<TrialMetrics> PrometheusApiSource::Read(const std::string& sweep,
 
   const double now = clock_.NowUnixSeconds();
   const std::string time = FormatTime(now);
-  const std::string trial_labels = "sweep=\"" + EscapePromQLString(sweep) + "\",trial=\"" +
-                                   EscapePromQLString(segment.trial) + "\"";
+  const std::string trial_labels =
+      LabelMatcher(kLabelSweep, sweep) + "," + LabelMatcher(kLabelTrial, segment.trial);
   std::vector<std::string> selectors;
-  selectors.push_back("budgetsweep_trainer_objective{" + trial_labels + ",metric=\"" +
-                      EscapePromQLString(objective_metric) + "\"}");
+  selectors.push_back(std::string(kMetricObjective) + "{" + trial_labels + "," +
+                      LabelMatcher(kLabelMetric, objective_metric) + "}");
   for (const char* name : kProgressSeries) {
     selectors.push_back(std::string(name) + "{" + trial_labels + "}");
   }

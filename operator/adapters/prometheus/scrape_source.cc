@@ -7,12 +7,11 @@
 #include <system_error>
 #include <utility>
 
+#include "contract/trainer_contract.h"
 #include "operator/adapters/prometheus/http_fetch.h"
 
 namespace bsw::prom {
 namespace {
-
-constexpr char kPrefix[] = "budgetsweep_trainer_";
 
 // A finite number, or nothing: a resource of NaN or ±Inf would match every rung or none.
 std::optional<double> ParseResource(const std::string& text) {
@@ -28,6 +27,11 @@ std::optional<double> ParseResource(const std::string& text) {
 bool NamesOther(const Sample& sample, const char* label, const std::string& expected) {
   auto it = sample.labels.find(label);
   return it != sample.labels.end() && it->second != expected;
+}
+
+// The objective's series for `metric`, as an error names it: name{metric="<metric>"}.
+std::string ObjectiveSeries(const std::string& metric) {
+  return std::string(kMetricObjective) + "{" + kLabelMetric + "=\"" + metric + "\"}";
 }
 
 }  // namespace
@@ -49,37 +53,36 @@ StatusOr<TrialMetrics> TrialMetricsBuilder::Finish() && {
 
 Status TrialMetricsBuilder::Fold(const Sample& sample) {
   std::string_view name = sample.name;
-  if (!name.starts_with(kPrefix)) return OkStatus();
-  if (NamesOther(sample, "sweep", sweep_) || NamesOther(sample, "trial", trial_)) {
+  if (!name.starts_with(kMetricPrefix)) return OkStatus();
+  if (NamesOther(sample, kLabelSweep, sweep_) || NamesOther(sample, kLabelTrial, trial_)) {
     return OkStatus();
   }
-  name.remove_prefix(sizeof(kPrefix) - 1);
-  if (name == "objective") {
-    auto metric = sample.labels.find("metric");
+  if (name == kMetricObjective) {
+    auto metric = sample.labels.find(kLabelMetric);
     if (metric == sample.labels.end() || metric->second != objective_metric_) return OkStatus();
-    auto resource_label = sample.labels.find("resource");
+    auto resource_label = sample.labels.find(kLabelResource);
     if (resource_label == sample.labels.end()) {
-      return InvalidArgumentError("budgetsweep_trainer_objective{metric=\"" + objective_metric_ +
-                                  "\"} has no resource label");
+      return InvalidArgumentError(ObjectiveSeries(objective_metric_) + " has no " + kLabelResource +
+                                  " label");
     }
     std::optional<double> resource = ParseResource(resource_label->second);
     if (!resource) {
-      return InvalidArgumentError("budgetsweep_trainer_objective{metric=\"" + objective_metric_ +
-                                  "\"} has resource=\"" + Excerpt(resource_label->second) +
+      return InvalidArgumentError(ObjectiveSeries(objective_metric_) + " has " + kLabelResource +
+                                  "=\"" + Excerpt(resource_label->second) +
                                   "\", not a finite number");
     }
     metrics_.objective_by_resource[*resource] = sample.value;
-  } else if (name == "resource_completed") {
+  } else if (name == kMetricResourceCompleted) {
     metrics_.resource_completed = sample.value;
-  } else if (name == "loss") {
+  } else if (name == kMetricLoss) {
     metrics_.loss = sample.value;
-  } else if (name == "samples_per_second") {
+  } else if (name == kMetricSamplesPerSecond) {
     metrics_.samples_per_second = sample.value;
-  } else if (name == "data_wait_ratio") {
+  } else if (name == kMetricDataWaitRatio) {
     metrics_.data_wait_ratio = sample.value;
-  } else if (name == "accelerator_utilization_ratio") {
+  } else if (name == kMetricAcceleratorUtilizationRatio) {
     metrics_.accelerator_utilization_ratio = sample.value;
-  } else if (name == "probe_measured_steps") {
+  } else if (name == kMetricProbeMeasuredSteps) {
     metrics_.probe_measured_steps = sample.value;
   }
   return OkStatus();

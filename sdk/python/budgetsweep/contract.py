@@ -1,10 +1,9 @@
 """The trainer contract's names, as the operator uses them.
 
 docs/design.md ("Trainer contract") and docs/trainer-contract.md describe the contract;
-the names come from operator/ports/trial_contract.cc (the environment),
-contract/trainer_exit_codes.h (the exit codes) and operator/adapters/prometheus/scrape_source.cc
-(the series the operator reads).
-tests/test_contract.py reads those C++ sources and fails when this module drifts from them.
+the names come from contract/trainer_contract.h and the exit codes from
+contract/trainer_exit_codes.h. tests/test_contract.py reads those headers, and the C++ sources that
+use them, and fails when this module drifts from them.
 """
 
 from typing import Tuple

@@ -1,4 +1,5 @@
-"""The SDK's contract names cannot drift from the operator's: read them from the C++ sources."""
+"""The SDK's contract names cannot drift from the operator's: read them from
+contract/trainer_contract.h, and what uses them from the C++ sources."""
 
 import os
 import re
@@ -14,6 +15,34 @@ def source(path: str) -> str:
         return f.read()
 
 
+HEADER = source("contract/trainer_contract.h")
+
+
+def sdk_name(kind: str, name: str) -> str:
+    """The SDK's name of the header's k<kind><name>: kEnvMaxResource is ENV_MAX_RESOURCE."""
+    return kind.upper() + "_" + re.sub(r"(?<!^)([A-Z])", r"_\1", name).upper()
+
+
+def header_constants(kind: str) -> dict:
+    """{"MaxResource": "BUDGETSWEEP_MAX_RESOURCE", ...}: the header's k<kind>* constants."""
+    return dict(re.findall(r'constexpr char k%s(\w+)\[\] =\s*"(\w*)";' % kind, HEADER))
+
+
+def header_names(kind: str) -> dict:
+    return {sdk_name(kind, name): value for name, value in header_constants(kind).items()}
+
+
+def names_in(path: str, kind: str) -> set:
+    """The names among the header's k<kind>* that the C++ source at `path` spells, by constant or
+    as a literal."""
+    text = source(path)
+    return {
+        value
+        for name, value in header_constants(kind).items()
+        if re.search(r"\bk%s%s\b" % (kind, name), text) or '"%s"' % value in text
+    }
+
+
 def constants_with_prefix(prefix: str) -> dict:
     return {
         name: value
@@ -23,26 +52,23 @@ def constants_with_prefix(prefix: str) -> dict:
 
 
 class ContractDriftTest(unittest.TestCase):
+    def test_environment_names_are_the_headers(self):
+        self.assertEqual(constants_with_prefix("ENV_"), header_names("Env"))
+
     def test_environment_names_match_what_backends_give_a_trial(self):
-        cc = source("operator/ports/trial_contract.cc")
-        h = source("operator/ports/trial_contract.h")
-        local = source("operator/adapters/local/local_backend.cc")
-        pod = source("operator/adapters/kube/pod_backend.cc")
-        given = set(re.findall(r'"(BUDGETSWEEP_[A-Z_]+)"', cc))
-        given |= set(re.findall(r'kEnv\w+\[\] = "(BUDGETSWEEP_[A-Z_]+)"', h))
-        host = set(re.findall(r'"(BUDGETSWEEP_METRICS_HOST)"', local)) & set(
-            re.findall(r'"(BUDGETSWEEP_METRICS_HOST)"', pod)
-        )
-        self.assertEqual(host, {"BUDGETSWEEP_METRICS_HOST"}, "both backends set METRICS_HOST")
-        given |= host
+        given = names_in("operator/ports/trial_contract.cc", "Env")
+        host = contract.ENV_METRICS_HOST
+        for backend in ("operator/adapters/local/local_backend.cc",
+                        "operator/adapters/kube/pod_backend.cc"):
+            self.assertIn(host, names_in(backend, "Env"), backend + " sets METRICS_HOST")
+        given.add(host)
         self.assertGreaterEqual(len(given), 13)
         self.assertEqual(set(contract.CONTRACT_ENV), given)
-        self.assertEqual(set(constants_with_prefix("ENV_").values()), given)
 
     def test_exit_codes_match_the_shared_header(self):
         header = source("contract/trainer_exit_codes.h")
         codes = {
-            "EXIT_" + re.sub(r"(?<!^)([A-Z])", r"_\1", name).upper(): int(value)
+            sdk_name("Exit", name): int(value)
             for name, value in re.findall(r"constexpr int kExit(\w+) = (\d+);", header)
         }
         self.assertEqual(
@@ -50,29 +76,24 @@ class ContractDriftTest(unittest.TestCase):
         )
         self.assertEqual(constants_with_prefix("EXIT_"), codes)
 
+    def test_metric_and_label_names_are_the_headers(self):
+        self.assertEqual(constants_with_prefix("METRIC_"), header_names("Metric"))
+        self.assertEqual(constants_with_prefix("LABEL_"), header_names("Label"))
+
     def test_metric_names_are_those_the_operator_reads(self):
-        scrape = source("operator/adapters/prometheus/scrape_source.cc")
-        prefix = re.search(r'kPrefix\[\] = "(\w+)"', scrape).group(1)
-        self.assertEqual(contract.METRIC_PREFIX, prefix)
-        read = {prefix + n for n in re.findall(r'name == "(\w+)"', scrape)}
-        api = source("operator/adapters/prometheus/api_source.cc")
-        read |= set(re.findall(r'"(budgetsweep_trainer_\w+)"', api))
-        self.assertIn(contract.METRIC_OBJECTIVE, read)
-        sdk = set(constants_with_prefix("METRIC_").values()) - {prefix}
-        self.assertLessEqual(read, sdk, "a series the operator reads is missing from the SDK")
+        read = names_in("operator/adapters/prometheus/scrape_source.cc", "Metric")
+        read |= names_in("operator/adapters/prometheus/api_source.cc", "Metric")
+        for_dashboards = {contract.METRIC_DIVERGED, contract.METRIC_LEARNING_RATE}
+        self.assertEqual(read, set(header_names("Metric").values()) - for_dashboards)
 
     def test_metric_names_are_those_the_reference_trainers_serve(self):
-        fixture = source("tests/fixtures/curve-trainer/main.cc")
-        served = set(re.findall(r'"(budgetsweep_trainer_\w+)"', fixture))
-        trainer = source("trainer-image/metrics.cc")
-        served |= set(re.findall(r'"(budgetsweep_trainer_\w+)"', trainer))
+        served = names_in("tests/fixtures/curve-trainer/main.cc", "Metric")
+        served |= names_in("trainer-image/metrics.cc", "Metric")
         sdk = set(constants_with_prefix("METRIC_").values()) - {contract.METRIC_PREFIX}
         self.assertLessEqual(sdk, served, "the SDK serves a series no reference trainer does")
 
     def test_labels_are_those_the_operator_matches(self):
-        scrape = source("operator/adapters/prometheus/scrape_source.cc")
-        labels = set(re.findall(r'labels\.find\("(\w+)"\)', scrape))
-        labels |= set(re.findall(r'NamesOther\(sample, "(\w+)"', scrape))
+        labels = names_in("operator/adapters/prometheus/scrape_source.cc", "Label")
         self.assertEqual(set(constants_with_prefix("LABEL_").values()), labels)
 
     def test_probe_flags_are_those_the_operator_adds(self):

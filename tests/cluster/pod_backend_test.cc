@@ -17,6 +17,7 @@
 #include "operator/adapters/kube/config.h"
 #include "operator/adapters/kube/errors.h"
 #include "operator/adapters/yaml/sweep_file.h"
+#include "operator/core/rfc3339.h"
 #include "tests/cluster/node_cluster_test.h"
 #include "tests/unit/core/sweep_fixture.h"
 

@@ -4,7 +4,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -80,7 +79,7 @@ class PodBackend final : public TrialBackend {
   // InvalidArgument: no client, namespace, owner name/uid, or a template without containers.
   [[nodiscard]] static StatusOr<std::unique_ptr<PodBackend>> Create(PodBackendOptions options);
 
-  // Creates the pod from the template (see BuildPod). AlreadyExists from the server means it was
+  // Creates the pod from the template (BuildPod, pod_builder.h). AlreadyExists from the server means it was
   // started before: OK, and nothing changes. InvalidArgument for an unusable spec (trial name not
   // a DNS label, a pod name over 63 characters, no deadline), for a pod the API server finds
   // invalid (422), and for one Pod Security admission refuses (403, "violates PodSecurity"), with
@@ -98,7 +97,8 @@ class PodBackend final : public TrialBackend {
   // segment; InvalidArgument for a deadline <= 0; OK (no-op) for a finished pod.
   Status SetDeadline(const std::string& trial, int segment, double deadline_unix_seconds) override;
 
-  // The sweep's pods (label budgetsweep.dev/sweep=<name>), sorted by trial and segment.
+  // The sweep's pods (label budgetsweep.dev/sweep=<name>), sorted by trial and segment, each read
+  // by SegmentStatusOfPod (pod_status.h).
   // Pending until the container runs; Running from containerStatuses[0].state.running.startedAt;
   // Succeeded/Failed from the phase with the terminated state's times and exit code. Reasons:
   // DeadlineExceeded (status.reason), Stopped (deletionTimestamp or our stop annotation), Error.
@@ -110,9 +110,6 @@ class PodBackend final : public TrialBackend {
   // Conflict), then deletes the pod if it has finished. A pod being deleted is then gone. OK when
   // the pod is already gone.
   Status ReleaseCharge(const std::string& trial, int segment) override;
-
-  // The pod Start creates, at time `now` (exposed for tests).
-  [[nodiscard]] StatusOr<Json> BuildPod(const SegmentSpec& spec, double now) const;
 
   static std::string PodName(const std::string& trial, int segment);
 
@@ -144,13 +141,6 @@ class PodBackend final : public TrialBackend {
 // ReleaseCharge by pod name: deletes the pod if it has finished, then removes the accounting
 // finalizer. OK when the pod is gone.
 [[nodiscard]] Status ReleasePod(Client& client, const std::string& ns, const std::string& name);
-
-// A pod's status mapped to a segment's, as List does. nullopt for a pod without our labels.
-std::optional<SegmentStatus> SegmentStatusOfPod(const Json& pod, int default_metrics_port);
-
-// RFC 3339 (metav1.Time and MicroTime): "2024-05-01T12:00:00Z", with or without fractional
-// seconds, "Z" or a "+hh:mm"/"-hh:mm" offset. Unix seconds; nullopt when it does not parse.
-std::optional<double> ParseRfc3339(const std::string& text);
 
 }  // namespace bsw::kube
 

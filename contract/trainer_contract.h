@@ -10,17 +10,20 @@
 
 namespace bsw {
 
-// The environment every backend gives a trial.
+// The environment every backend gives a trial: the sweep's and the trial's names, the parameters
+// as a JSON object, the rungs (comma-separated), the resource to train to before it checkpoints and
+// exits 0, the length of the learning-rate schedule, the checkpoint directory (inherited by every
+// process the trial starts), and where to serve the metrics.
 inline constexpr char kEnvSweep[] = "BUDGETSWEEP_SWEEP";
 inline constexpr char kEnvTrial[] = "BUDGETSWEEP_TRIAL";
-inline constexpr char kEnvParams[] = "BUDGETSWEEP_PARAMS";  // a JSON object
-inline constexpr char kEnvMilestones[] = "BUDGETSWEEP_MILESTONES";  // the rungs, comma-separated
-inline constexpr char kEnvUntil[] = "BUDGETSWEEP_UNTIL";  // train to it, checkpoint, exit 0
-inline constexpr char kEnvMaxResource[] = "BUDGETSWEEP_MAX_RESOURCE";  // the LR schedule's length
-// The trial's checkpoint directory, inherited by every process the trial starts.
+inline constexpr char kEnvParams[] = "BUDGETSWEEP_PARAMS";
+inline constexpr char kEnvMilestones[] = "BUDGETSWEEP_MILESTONES";
+inline constexpr char kEnvUntil[] = "BUDGETSWEEP_UNTIL";
+inline constexpr char kEnvMaxResource[] = "BUDGETSWEEP_MAX_RESOURCE";
 inline constexpr char kEnvCheckpointDir[] = "BUDGETSWEEP_CHECKPOINT_DIR";
 inline constexpr char kEnvMetricsHost[] = "BUDGETSWEEP_METRICS_HOST";
 inline constexpr char kEnvMetricsPort[] = "BUDGETSWEEP_METRICS_PORT";
+
 // pbt and pb2 only: "1", keep a snapshot of the checkpoint at UNTIL; the flags that may differ
 // from a snapshot's, comma-separated; after an exploit, the donor's checkpoint directory and the
 // resource of its snapshot.

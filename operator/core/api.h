@@ -10,6 +10,8 @@
 #include "base/status.h"
 #include "nlohmann/json.hpp"
 #include "operator/core/pool.h"
+// The API's other kind, BudgetPool, is read by pool_spec.h.
+#include "operator/core/pool_spec.h"
 
 namespace bsw {
 
@@ -103,19 +105,11 @@ struct SweepSpec {
 
 // Reads and validates a BudgetSweep object (apiVersion, kind, metadata, spec; status is ignored).
 // On failure the InvalidArgument message lists every problem, one per line, as "path: message";
-// unknown fields are errors.
+// unknown fields are errors. The spec is read section by section (spec_sections.h).
 StatusOr<SweepSpec> ParseSweep(const nlohmann::json& object);
-
-// Reads and validates a BudgetPool object the same way.
-StatusOr<PoolSpec> ParsePool(const nlohmann::json& object);
 
 // A pooled sweep without its own spec.budget.gpuHours is capped by the pool's gpuHours.
 void BindPool(const PoolSpec& pool, SweepSpec* spec);
-
-// Reads a pool's state as PoolStateJson writes it (a BudgetPool's status, a pool ledger); errors
-// name the field under `where` (e.g. "status"). Derived fields (the totals, conditions) are not
-// read: they follow from the accounts.
-StatusOr<PoolState> ParsePoolState(const nlohmann::json& state, const std::string& where);
 
 // Whether `name` is an RFC 1123 DNS label of at most `max_length` characters: lower-case letters,
 // digits and '-', starting and ending with a letter or digit.

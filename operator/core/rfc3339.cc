@@ -28,13 +28,23 @@ std::optional<int> DigitsAt(std::string_view text, size_t at, size_t count) {
   return value;
 }
 
-// "yyyy-mm-ddThh:mm:ss" at the start of `text`, each field in range (second 60: a leap second);
+// Whether the separators of "yyyy-mm-ddThh:mm:ss" are where they belong at the start of `text`;
 // RFC 3339 also allows "t" or a space between the date and the time.
+bool HasDateTimeSeparators(std::string_view text) {
+  return text.size() >= kDateTimeLength && text[4] == '-' && text[7] == '-' && text[13] == ':' &&
+         text[16] == ':' && std::string_view("Tt ").find(text[10]) != std::string_view::npos;
+}
+
+// Whether each field is in range; second 60 is a leap second. The day is checked against its
+// month later.
+bool InRange(const DateTime& at) {
+  return at.month >= 1 && at.month <= 12 && at.day >= 1 && at.day <= 31 && at.hour <= 23 &&
+         at.minute <= 59 && at.second <= 60;
+}
+
+// "yyyy-mm-ddThh:mm:ss" at the start of `text`.
 std::optional<DateTime> ParseDateTime(std::string_view text) {
-  if (text.size() < kDateTimeLength || text[4] != '-' || text[7] != '-' || text[13] != ':' ||
-      text[16] != ':' || std::string_view("Tt ").find(text[10]) == std::string_view::npos) {
-    return std::nullopt;
-  }
+  if (!HasDateTimeSeparators(text)) return std::nullopt;
   std::optional<int> fields[] = {DigitsAt(text, 0, 4),  DigitsAt(text, 5, 2),
                                  DigitsAt(text, 8, 2),  DigitsAt(text, 11, 2),
                                  DigitsAt(text, 14, 2), DigitsAt(text, 17, 2)};
@@ -42,10 +52,7 @@ std::optional<DateTime> ParseDateTime(std::string_view text) {
     if (!field) return std::nullopt;
   }
   DateTime at{*fields[0], *fields[1], *fields[2], *fields[3], *fields[4], *fields[5]};
-  if (at.month < 1 || at.month > 12 || at.day < 1 || at.day > 31 || at.hour > 23 ||
-      at.minute > 59 || at.second > 60) {
-    return std::nullopt;
-  }
+  if (!InRange(at)) return std::nullopt;
   return at;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "contract/trainer_contract.h"
 #include "operator/core/api.h"
 #include "operator/ports/trial_contract.h"
 
@@ -122,7 +123,7 @@ void SetTrainerEnv(const PodBackendOptions& options, const SegmentSpec& spec, Js
   for (const auto& [var, value] : TrialContractEnv(spec, checkpoint_dir_of, options.metrics_port)) {
     SetEnv(env, var, Json{{"value", value}});
   }
-  SetEnv(env, "BUDGETSWEEP_METRICS_HOST",
+  SetEnv(env, kEnvMetricsHost,
          Json{{"valueFrom", {{"fieldRef", {{"fieldPath", "status.podIP"}}}}}});
 }
 

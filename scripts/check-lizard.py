@@ -37,8 +37,8 @@ HEADER = """\
 
 
 def offenders(lizard, root):
-    """Returns {"FILE:FUNCTION": "FILE:LINE: FUNCTION: N lines, cyclomatic complexity C"} for every
-    function under root/operator over the limits."""
+    """Returns {"FILE:FUNCTION": ["FILE:LINE: FUNCTION: N lines, cyclomatic complexity C", ...]}
+    for every function under root/operator over the limits (overloads share a key)."""
     result = subprocess.run([lizard, "-l", "cpp", "-L", str(MAX_LENGTH), "-C", str(MAX_CCN), "-w",
                              CHECKED], cwd=root, capture_output=True, text=True, check=False)
     if result.returncode not in (0, 1) or result.stderr.strip():
@@ -49,8 +49,9 @@ def offenders(lizard, root):
         if not match:
             sys.exit(f"check-lizard: cannot read lizard's line: {line}")
         key = f"{match['file']}:{match['function']}"
-        found[key] = (f"{match['file']}:{match['line']}: {match['function']}: {match['length']} "
-                      f"lines, cyclomatic complexity {match['ccn']}")
+        found.setdefault(key, []).append(
+            f"{match['file']}:{match['line']}: {match['function']}: {match['length']} lines, "
+            f"cyclomatic complexity {match['ccn']}")
     return found
 
 
@@ -73,7 +74,7 @@ def read_allow_list(path):
 
 
 def write_allow_list(path, found, entries, reason):
-    lines = [f"{key}  # {entries[key][1] if key in entries else reason}" for key in sorted(found)]
+    lines = [f"{key}  # {entries.get(key, (0, ''))[1] or reason}" for key in sorted(found)]
     path.write_text(HEADER + "".join(line + "\n" for line in lines), encoding="utf-8")
     kept = sum(key in entries for key in found)
     print(f"check-lizard: wrote {path}: {len(found)} entries ({kept} kept, {len(found) - kept} "
@@ -105,7 +106,7 @@ def main():
         write_allow_list(allow_list, found, entries, args.reason)
         return 0
     unlisted = sorted(set(found) - set(entries))
-    problems += [f"{found[key]}: not in {allow_list}" for key in unlisted]
+    problems += [f"{place}: not in {allow_list}" for key in unlisted for place in found[key]]
     problems += [f"{allow_list}:{entries[key][0]}: {key}: within the limits now (or gone), remove "
                  "the entry" for key in sorted(set(entries) - set(found))]
     for problem in problems:

@@ -383,7 +383,7 @@ void RunOnce(const BenchOptions& options, int hung_every, Samples& samples) {
     const SystemClock& clock = SystemClock::Get();
     while (true) {
       const double started = clock.MonotonicSeconds();
-      StatusOr<Plan> plan = controller.Pass();
+      StatusOr<Step> plan = controller.Pass();
       passes.push_back(clock.MonotonicSeconds() - started);
       if (!plan.ok()) {
         std::fprintf(stderr, "pass: %s\n", plan.status().message().c_str());

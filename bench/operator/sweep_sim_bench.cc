@@ -21,8 +21,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
-#include <set>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -36,6 +36,7 @@
 #include "operator/core/api.h"
 #include "operator/core/planner.h"
 #include "operator/core/random.h"
+#include "operator/core/step.h"
 #include "operator/core/sweep_model.h"
 #include "tests/fixtures/simulated-trainer/simulated_trainer.h"
 
@@ -58,26 +59,29 @@ constexpr char kNoProbes[] = "sweep_sim_bench simulates no throughput probe: dro
 class Simulation {
  public:
   Simulation(const SweepSpec& spec, const BenchOptions& options)
-      : spec_(spec), model_(spec), options_(options), rng_(MixSeed(spec.seed, 77)) {
+      : spec_(spec),
+        model_(std::make_shared<const SweepModel>(spec)),
+        options_(options),
+        rng_(MixSeed(spec.seed, 77)) {
     planner_.deadlines_only_shrink = true;  // as on a cluster
   }
 
   Status Pass() {
     Ledger ledger(spec_.budget_gpu_hours * 3600);
-    std::vector<SegmentStatus> segments;
-    segments.reserve(observed_.segments.size());
-    for (const auto& [key, s] : observed_.segments) segments.push_back(s);
-    ledger.Observe(segments, now_);
-    if (Status s = Record(NewRungValues(model_, observed_, now_)); !s.ok()) return s;
-    Plan plan = ComputePlan(model_, observed_, ledger, now_, planner_);
-    if (Status s = Record(plan.events); !s.ok()) return s;
-    std::set<std::string> unknown(plan.unknown.begin(), plan.unknown.end());
-    std::erase_if(observed_.unknown_since,
-                  [&](const auto& kv) { return !unknown.contains(kv.first); });
-    for (const std::string& name : unknown) observed_.unknown_since.emplace(name, now_);
-    for (const Action& a : plan.actions) Carry(a);
+    Observation observation;
+    observation.now = now_;
+    observation.segments.reserve(segments_.size());
+    for (const auto& [key, s] : segments_) observation.segments.push_back(s);
+    ledger.Observe(observation.segments, now_);
+    observation.metrics = metrics_;
+    StatusOr<Step> step = Decide(*model_, observation, ledger, memory_, std::nullopt, planner_);
+    if (!step.ok()) return step.status();
+    journal_.insert(journal_.end(), step->events.begin(), step->events.end());
+    model_ = step->model;
+    memory_ = std::move(step->next);
+    for (const StepAction& a : step->actions) Carry(a);
     // The values of a segment that ended before this pass are recorded now.
-    for (const std::string& name : ended_) observed_.metrics.erase(name);
+    for (const std::string& name : ended_) metrics_.erase(name);
     ended_.clear();
     ++passes_;
     return OkStatus();
@@ -87,13 +91,13 @@ class Simulation {
     now_ += options_.pass_seconds;
     for (auto it = live_.begin(); it != live_.end();) {
       Run& run = it->second;
-      SegmentStatus& s = observed_.segments.at(it->first);
-      it = Step(run, s) ? std::next(it) : live_.erase(it);
+      SegmentStatus& s = segments_.at(it->first);
+      it = RunUntilNow(run, s) ? std::next(it) : live_.erase(it);
     }
   }
 
-  bool Done() const { return model_.finished() && live_.empty(); }
-  const SweepModel& model() const { return model_; }
+  bool Done() const { return model_->finished() && live_.empty(); }
+  const SweepModel& model() const { return *model_; }
   const std::vector<Event>& journal() const { return journal_; }
   int passes() const { return passes_; }
   double simulated_seconds() const { return now_ - kStart; }
@@ -103,60 +107,49 @@ class Simulation {
 
   using Run = testing::SimulatedRun;
 
-  Status Record(const std::vector<Event>& events) {
-    for (const Event& e : events) {
-      if (Status s = model_.Apply(e); !s.ok()) return s;
-    }
-    journal_.insert(journal_.end(), events.begin(), events.end());
-    return OkStatus();
+  void Carry(const StepAction& action) {
+    std::visit(Overloaded{[&](const Launch& a) { Start(a.spec); },
+                          [&](const Stop& a) {
+                            auto it = live_.find({a.name, a.segment});
+                            if (it != live_.end() && !it->second.stop_at) {
+                              it->second.stop_at = now_ + 1;
+                            }
+                          },
+                          [&](const MoveDeadline& a) {
+                            segments_.at({a.name, a.segment}).deadline_unix_seconds = a.deadline;
+                          }},
+               action);
   }
 
-  void Carry(const Action& action) {
-    std::visit(
-        Overloaded{
-            [&](const StartSegment& a) { Start(a); },
-            [&](const StopSegment& a) {
-              auto it = live_.find({model_.TrialName(a.trial), a.segment});
-              if (it != live_.end() && !it->second.stop_at) {
-                it->second.stop_at = now_ + 1;
-              }
-            },
-            [&](const SetDeadline& a) {
-              observed_.segments.at({model_.TrialName(a.trial), a.segment}).deadline_unix_seconds =
-                  a.deadline;
-            },
-            [](const StartProbe&) { throw std::logic_error(kNoProbes); },
-            [](const StopProbe&) { throw std::logic_error(kNoProbes); }},
-        action);
-  }
-
-  void Start(const StartSegment& a) {
-    auto key = std::make_pair(model_.TrialName(a.trial), a.segment);
-    if (observed_.segments.contains(key)) return;  // Start is idempotent
+  void Start(const SegmentSpec& spec) {
+    auto key = std::make_pair(spec.trial, spec.segment);
+    if (segments_.contains(key)) return;  // Start is idempotent
+    std::optional<int64_t> trial = model_->FindTrial(spec.trial);
+    if (!trial) throw std::logic_error(kNoProbes);
     Run run;
-    run.trial = a.trial;
-    run.progress = model_.trial(a.trial).progress();
-    run.until = a.until;
+    run.trial = *trial;
+    run.progress = model_->trial(*trial).progress();
+    run.until = spec.until_resource;
     run.seconds_per_unit =
-        4 + 4 * Random(MixSeed(spec_.seed, static_cast<uint64_t>(a.trial))).Uniform();
+        4 + 4 * Random(MixSeed(spec_.seed, static_cast<uint64_t>(*trial))).Uniform();
     run.pending_until = now_ + std::floor(rng_.Uniform() * 3);
     if (rng_.Uniform() < options_.crash_probability) {
-      run.crash_at = run.progress + (a.until - run.progress) * rng_.Uniform();
+      run.crash_at = run.progress + (spec.until_resource - run.progress) * rng_.Uniform();
     }
     live_[key] = run;
     SegmentStatus s;
     s.trial = key.first;
-    s.segment = a.segment;
+    s.segment = spec.segment;
     s.devices = spec_.trial_gpus;
-    s.deadline_unix_seconds = a.deadline;
+    s.deadline_unix_seconds = spec.deadline_unix_seconds;
     s.metrics_url = "sim";
-    observed_.segments[key] = s;
+    segments_[key] = s;
   }
 
   // Runs a live segment up to now; false once it has ended.
-  bool Step(Run& run, SegmentStatus& s) {
-    if (!testing::StepSimulatedRun(run, s, now_, model_.trial(run.trial).params, spec_.seed,
-                                   observed_.metrics)) {
+  bool RunUntilNow(Run& run, SegmentStatus& s) {
+    if (!testing::StepSimulatedRun(run, s, now_, model_->trial(run.trial).params, spec_.seed,
+                                   metrics_)) {
       return true;
     }
     ended_.push_back(s.trial);
@@ -164,11 +157,14 @@ class Simulation {
   }
 
   const SweepSpec spec_;
-  SweepModel model_;
+  std::shared_ptr<const SweepModel> model_;
   const BenchOptions options_;
   PlannerOptions planner_;
   Random rng_;
-  Observed observed_;
+  // What the simulated backend and trainers show.
+  std::map<std::pair<std::string, int>, SegmentStatus> segments_;
+  std::map<std::string, TrialMetrics> metrics_;
+  PassMemory memory_;
   std::map<std::pair<std::string, int>, Run> live_;
   std::vector<std::string> ended_;  // trials whose segment ended since the last pass
   std::vector<Event> journal_;

@@ -292,7 +292,7 @@ int Run(const RunOptions& opts) {
   bool disk_full = false;
   // Runs until the sweep is finished and every segment it started has ended.
   while (!g_interrupted) {
-    StatusOr<Plan> plan = controller.Pass();
+    StatusOr<Step> plan = controller.Pass();
     if (!plan.ok() && plan.status().code() == StatusCode::kFailedPrecondition) {
       PrintError(plan.status().message());  // nothing heals it but the user
       return kExitInvalid;
@@ -321,7 +321,7 @@ int Run(const RunOptions& opts) {
       if (ended.ok() && *ended) {
         // The segments that ended since this pass listed them are journaled by one more, so the
         // summary counts no trial running.
-        if (StatusOr<Plan> last = controller.Pass(); !last.ok()) {
+        if (StatusOr<Step> last = controller.Pass(); !last.ok()) {
           std::fprintf(stderr, "warning: %s\n", last.status().message().c_str());
         }
         break;

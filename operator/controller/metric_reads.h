@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "operator/core/read_error.h"
 #include "operator/core/trial_metrics.h"
 #include "operator/ports/clock.h"
 #include "operator/ports/metric_source.h"
@@ -39,12 +40,6 @@ struct MetricReadOptions {
   double refused_backoff_seconds = 1;
   double max_refused_backoff_seconds = 16;
 };
-
-// Whether a failed read's endpoint answered with what the read refuses (a body over a cap,
-// malformed text), as against giving no answer (Unavailable: not listening, gone, too slow).
-inline bool AnswerRefused(const Status& status) {
-  return !status.ok() && status.code() != StatusCode::kUnavailable;
-}
 
 // Reads running segments' metrics side by side, at most `max_in_flight` at once, and waits for
 // them up to one deadline: a hung endpoint costs a pass one deadline, not one per trial, and the

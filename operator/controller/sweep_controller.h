@@ -3,15 +3,17 @@
 
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
-#include <variant>
 
 #include "nlohmann/json.hpp"
 #include "operator/controller/metric_reads.h"
 #include "operator/core/ledger.h"
 #include "operator/core/planner.h"
+#include "operator/core/step.h"
 #include "operator/core/sweep_model.h"
 #include "operator/ports/budget_gate.h"
 #include "operator/ports/clock.h"
@@ -39,8 +41,10 @@ class SweepController {
   // Rebuilds the model from the event log. Call once, before the first Pass.
   Status Recover();
 
-  // One observe → plan → act pass. Returns the plan it carried out.
-  StatusOr<Plan> Pass();
+  // One pass: observe, take the pool's gate, decide (Decide, a pure function), commit the pool's
+  // account, journal the step's events as one batch, adopt the model they make, act. Returns the
+  // step it carried out.
+  StatusOr<Step> Pass();
 
   // Stops every running segment without deciding anything about its trial: a later run resumes
   // the trial from its checkpoint. For Ctrl-C; StatusJson says so from then on.
@@ -57,10 +61,10 @@ class SweepController {
   // Whether every segment the backend knows of has ended.
   StatusOr<bool> AllSegmentsEnded();
 
-  const SweepModel& model() const { return model_; }
+  const SweepModel& model() const { return *model_; }
   const Ledger& ledger() const { return ledger_; }
   // The latest metrics of each running trial, by trial name.
-  const std::map<std::string, TrialMetrics>& live_metrics() const { return live_; }
+  const std::map<std::string, TrialMetrics>& live_metrics() const { return memory_.last_metrics; }
   // The status object in the BudgetSweep status schema; after Interrupt, InterruptedStatus with
   // the segments the last Refresh showed live.
   nlohmann::json StatusJson() const;
@@ -73,10 +77,20 @@ class SweepController {
   }
 
  private:
-  bsw::Status Record(const std::vector<Event>& events);
-  // ComputePlan within the budget gate's cap, and what the sweep holds after it committed to the
-  // gate (when there is one).
-  StatusOr<Plan> Decide(const Observed& observed, double now);
+  // What the backend lists (with the recorded charges of ended segments it no longer lists) and
+  // the running trials' metrics; charges the ledger with the segments.
+  StatusOr<Observation> Observe();
+  // The budget gate's cap (no gate: none), the gate then held until Commit.
+  StatusOr<std::optional<PoolCap>> AcquireGate();
+  // The pool account of a sweep that holds what its ledger says.
+  PoolAccount HeldAccount(bool active) const;
+  // Journals the step's events as one append, then adopts its model and memory.
+  bsw::Status Journal(Step& step);
+  // Carries out the step's actions; a start refused for good is remembered for the next Decide.
+  bsw::Status Act(const std::vector<StepAction>& actions);
+  bsw::Status Carry(const Launch& launch);
+  bsw::Status Carry(const Stop& stop);
+  bsw::Status Carry(const MoveDeadline& move);
   // What the backend lists plus the recorded charge of ended segments (trials' and probe runs')
   // it no longer lists.
   StatusOr<std::vector<SegmentStatus>> ChargedSegments();
@@ -85,24 +99,8 @@ class SweepController {
   // Releases the segments (trials' and probe runs') the backend still holds whose end and charge
   // are recorded.
   bsw::Status ReleaseRecorded(const std::vector<SegmentStatus>& segments);
-  bsw::Status Carry(const Action& action);
-  bsw::Status CarryOut(const StartSegment& action);
-  bsw::Status CarryOut(const StartProbe& action);
-  bsw::Status CarryOut(const StopSegment& action);
-  bsw::Status CarryOut(const StopProbe& action);
-  bsw::Status CarryOut(const SetDeadline& action);
-  // A segment's or a probe run's end.
-  using RefusedEnd = std::variant<event::SegmentEnded, event::ProbeEnded>;
-  // Starts `spec`; when the backend refuses it for good, records `refused` as an Error instead.
-  bsw::Status Start(const SegmentSpec& spec, RefusedEnd refused);
-  void NoteReadError(const std::string& trial, const Status& error);
-  bsw::Status StopOnce(const std::string& name, int segment);
-  // What every segment's spec takes from the sweep spec.
-  SegmentSpec BaseSpec(int segment, double until, double deadline) const;
-  SegmentSpec SpecOf(const StartSegment& action) const;
-  SegmentSpec SpecOf(const StartProbe& action) const;
 
-  SweepModel model_;
+  std::shared_ptr<const SweepModel> model_;
   Ledger ledger_;
   TrialBackend* backend_;
   BudgetGate* gate_ = nullptr;
@@ -110,18 +108,13 @@ class SweepController {
   const Clock* clock_;
   PlannerOptions options_;
   MetricReader metric_reader_;
-  std::map<std::string, TrialMetrics> live_;
-  // Why each running trial's metrics could not be read, since its last read that could: the
-  // first failure, except that an endpoint that answered with what a read refuses (a body over a
-  // cap, malformed text) outranks one that gave no answer (not listening yet, gone, slow), since
-  // that answer is the reason. ExitedShort's message and the status show it.
-  std::map<std::string, Status> read_errors_;
-  std::map<std::string, double> unknown_since_;
+  PassMemory memory_;
+  // Stops asked for in this controller run: a stop is asked once per run (a restarted controller
+  // asks again, which is harmless), and remembered until the trial's segment has ended.
   std::set<std::pair<std::string, int>> stops_issued_;
   bool interrupted_ = false;
   // The trials whose segment the last Refresh showed pending or running.
   std::set<std::string> live_trials_;
-  nlohmann::json conditions_ = nlohmann::json::array();
   std::function<void(const Event&)> on_event_;
   std::function<void(const Status&)> on_metrics_error_;
 };

@@ -240,7 +240,7 @@ Status SweepReconciler::Reconcile(const std::string& key) {
   rt.object = *sweep;
   if (rt.gate && pool) rt.gate->UseRead(std::move(*pool));
 
-  StatusOr<Plan> plan = rt.controller->Pass();
+  StatusOr<Step> plan = rt.controller->Pass();
   if (rt.gate && hooks_.on_pool && !rt.gate->pool().object.empty()) {
     hooks_.on_pool(ns, spec->pool_name, rt.gate->pool().object);
   }
@@ -256,7 +256,7 @@ Status SweepReconciler::Reconcile(const std::string& key) {
     kube::LogEvent("info", "admission_denied",
                    {{"sweep", key}, {"reason", d.reason}, {"message", d.Figures()}});
   }
-  RecordPoolDenials(rt, *plan);
+  RecordPoolDenials(rt, plan->denials);
   RecordHeldUpTrials(rt, plan->conditions);
   if (Status s = WriteStatus(rt, *sweep, rt.controller->StatusJson()); !s.ok()) return s;
 
@@ -480,10 +480,10 @@ StatusOr<bool> SweepReconciler::PoolBound(const std::string& key, const Json& sw
   return false;
 }
 
-void SweepReconciler::RecordPoolDenials(Runtime& rt, const Plan& plan) {
+void SweepReconciler::RecordPoolDenials(Runtime& rt, const std::vector<Denial>& denials) {
   const SweepSpec& spec = rt.controller->model().spec();
   std::string denial;
-  for (const Denial& d : plan.denials) {
+  for (const Denial& d : denials) {
     if (!d.reason.starts_with("Pool")) continue;
     std::string message = "BudgetPool " + spec.pool_name + ": " + d.Figures();
     denial = d.reason + ": " + message;

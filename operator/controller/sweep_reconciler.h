@@ -122,7 +122,7 @@ class SweepReconciler {
   StatusOr<bool> PoolBound(const std::string& key, const nlohmann::json& sweep, SweepSpec& spec,
                            std::optional<kube::PoolObject>* read);
   // The Events, log lines and hooks of the pool's denials in `plan`, once per new denial.
-  void RecordPoolDenials(Runtime& rt, const Plan& plan);
+  void RecordPoolDenials(Runtime& rt, const std::vector<Denial>& denials);
   StatusOr<Runtime*> RuntimeFor(const nlohmann::json& sweep, const SweepSpec& spec);
   Status WriteStatus(Runtime& runtime, const nlohmann::json& sweep, nlohmann::json status);
   // A Warning Event when the plan says a trial is held up before it starts (TrialsScheduled

@@ -112,6 +112,7 @@ bool AshaScheduler::Record(int64_t trial, int rung, double value) {
   // With fewer than η values the top set is empty; the best value so far continues.
   TrialAtRung& t = r.trials[index];
   t.first_answer = k > 0 ? t.in_top : r.rest.front().trial == trial;
+  t.recorded_then = r.recorded;
   return t.first_answer;
 }
 
@@ -175,6 +176,13 @@ int64_t AshaScheduler::recorded(int rung) const {
 
 int64_t AshaScheduler::promoted(int rung) const {
   return rungs_.at(static_cast<size_t>(rung)).promoted;
+}
+
+std::optional<AshaScheduler::Arrival> AshaScheduler::ArrivalOf(int64_t trial, int rung) const {
+  const RungState& r = rungs_.at(static_cast<size_t>(rung));
+  auto index = static_cast<size_t>(trial);
+  if (trial < 0 || index >= r.trials.size() || !r.trials[index].recorded) return std::nullopt;
+  return Arrival{r.trials[index].first_answer, r.trials[index].recorded_then};
 }
 
 double AshaScheduler::ScoreAt(int64_t trial, int rung) const {

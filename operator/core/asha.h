@@ -48,6 +48,11 @@ class AshaScheduler {
     int64_t trial;
     int rung;  // the rung it was promoted from
   };
+  // What a rung said of a value when it arrived (stop mode's verdict is taken from it).
+  struct Arrival {
+    bool in_top = false;  // what Record() returned
+    int64_t values = 0;   // the values recorded at the rung then, this one included
+  };
 
   // In stop mode no promotion is ever taken, so the scheduler keeps no candidates (and Candidates()
   // is empty): stop-mode decisions then touch only the two heaps.
@@ -84,6 +89,8 @@ class AshaScheduler {
   // The score `trial` was recorded with at `rung`: higher is better, whatever the goal.
   // REQUIRES: Record(trial, rung, ...) was called.
   double ScoreAt(int64_t trial, int rung) const;
+  // What the rung said when `trial`'s value arrived; nullopt when it has none there.
+  std::optional<Arrival> ArrivalOf(int64_t trial, int rung) const;
   int decision_rungs() const { return static_cast<int>(rungs_.size()); }
 
  private:
@@ -100,6 +107,7 @@ class AshaScheduler {
     double score = 0;
     bool recorded = false;
     bool first_answer = false;  // what Record() said when the value arrived
+    int64_t recorded_then = 0;  // RungState::recorded then
     bool promoted = false;
     bool in_top = false;
   };

@@ -120,10 +120,10 @@ int64_t Brackets::recorded(int rung) const { return SumAt(rung, &AshaScheduler::
 
 int64_t Brackets::promoted(int rung) const { return SumAt(rung, &AshaScheduler::promoted); }
 
-int64_t Brackets::RecordedBeside(int64_t trial, int rung) const {
+std::optional<AshaScheduler::Arrival> Brackets::ArrivalOf(int64_t trial, int rung) const {
   int b = BracketOf(trial);
-  const AshaScheduler& bracket = brackets_[static_cast<size_t>(b)];
-  return rung >= b && rung - b < bracket.decision_rungs() ? bracket.recorded(rung - b) : 0;
+  if (rung < b || rung >= decision_rungs_) return std::nullopt;
+  return brackets_[static_cast<size_t>(b)].ArrivalOf(trial, rung - b);
 }
 
 }  // namespace bsw

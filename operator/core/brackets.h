@@ -59,8 +59,9 @@ class Brackets {
   // Values judged (and promotions taken) at `rung`, over every bracket.
   int64_t recorded(int rung) const;
   int64_t promoted(int rung) const;
-  // Values judged at `rung` in the bracket of `trial`.
-  int64_t RecordedBeside(int64_t trial, int rung) const;
+  // What `trial`'s bracket said of its value at `rung` when it arrived (AshaScheduler::ArrivalOf);
+  // nullopt when the bracket does not judge that rung or has no value of the trial there.
+  std::optional<AshaScheduler::Arrival> ArrivalOf(int64_t trial, int rung) const;
   int decision_rungs() const { return decision_rungs_; }
 
  private:

@@ -91,11 +91,19 @@ class Pricing {
 
 // --- Rung verdicts (planner.cc) ---
 
-// Stop mode: records each verdict the model derived when a rung value arrived
-// (SweepModel::unrecorded_verdicts) as a RungVerdict event, so that replay applies it.
-std::vector<Event> RecordVerdicts(const SweepModel& model, double now);
+// Stop mode: the RungVerdict of each value a rung judges that has none yet
+// (SweepModel::unjudged): continue when the rung had it in its top 1/η as it arrived, else stop.
+std::vector<Event> JudgeValues(const SweepModel& model, double now);
 
 // --- Trial lifecycle (trial_decisions.cc) ---
+
+// The ends of the segments whose start the backend refused for good (`refused`, by trial or probe
+// run name and segment, with the backend's message): each ends as Error without running, so that
+// the trial's retries and spec.maxFailedTrials end it rather than a start retried on every pass.
+// Recorded before anything else is decided, as a failure the backend reported.
+std::vector<Event> RefusedEnds(const SweepModel& model,
+                               const std::map<std::pair<std::string, int>, std::string>& refused,
+                               double now);
 
 // Why segment `seg` of trial `t` ended, as `st` shows it, and the message saying so. A segment
 // that exited 0 without the objective at its `until` (unless the sweep stopped it) is ExitedShort

@@ -21,16 +21,38 @@ std::string Figures(const char* fmt, double a, double b) {
   return buf;
 }
 
-std::vector<Event> RecordVerdicts(const SweepModel& model, double now) {
+namespace {
+
+// The verdict of a stop-mode rung on `t`'s value at `resource`, as the rung said when the value
+// arrived: whether it was in the top 1/η of the values recorded there then.
+event::RungVerdict Judge(const SweepModel& model, const Trial& t, double resource, double now) {
+  int rung = model.rungs().IndexOf(resource);
+  AshaScheduler::Arrival said = model.scheduler().ArrivalOf(t.index, rung).value();
+  event::RungVerdict e{.at = now, .trial = t.index};
+  e.rung = rung;
+  e.resource = resource;
+  e.verdict = said.in_top ? Verdict::kContinue : Verdict::kStop;
+  if (said.in_top) return e;
+  const SweepSpec& spec = model.spec();
+  std::string bracket = spec.algorithm == Algorithm::kHyperband
+                            ? " in bracket " + std::to_string(model.scheduler().BracketOf(t.index))
+                            : "";
+  char msg[256];
+  std::snprintf(msg, sizeof msg,
+                "value %g at rung %d (%s %g) is not in the top 1/%d of the %lld values "
+                "recorded there%s",
+                t.rung_values.at(resource), rung, spec.resource_unit.c_str(), resource,
+                spec.reduction_factor, static_cast<long long>(said.values), bracket.c_str());
+  e.message = msg;
+  return e;
+}
+
+}  // namespace
+
+std::vector<Event> JudgeValues(const SweepModel& model, double now) {
   std::vector<Event> events;
-  for (const auto& [index, resource] : model.unrecorded_verdicts()) {
-    const RungVerdict& v = model.trial(index).rung_verdicts.at(resource);
-    event::RungVerdict e{.at = now, .trial = index};
-    e.rung = model.rungs().IndexOf(resource);
-    e.resource = resource;
-    e.verdict = v.verdict;
-    e.message = v.message;
-    events.push_back(e);
+  for (const auto& [index, resource] : model.unjudged()) {
+    events.push_back(Judge(model, model.trial(index), resource, now));
   }
   return events;
 }
@@ -119,8 +141,7 @@ Plan ComputePlan(const SweepModel& model, const Observed& observed, const Ledger
   const PlanInput in{model, observed, now, options, ReservationFit(ledger, options)};
   Pass pass = DecidePass(in, ledger);
   Plan plan;
-  plan.events = RecordVerdicts(model, now);
-  plan.events.insert(plan.events.end(), pass.part.events.begin(), pass.part.events.end());
+  plan.events = std::move(pass.part.events);
   plan.actions = std::move(pass.part.actions);
   plan.denials = std::move(pass.part.denials);
   plan.unknown = std::move(pass.part.unknown);

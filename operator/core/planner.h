@@ -93,15 +93,14 @@ struct PlannerOptions {
 };
 
 // Turns newly reported objective values at rung milestones into ValueRecorded events, with the
-// progress they measure for the cost model. Apply these before ComputePlan.
+// progress they measure for the cost model. Decide applies these, and their verdicts, before
+// ComputePlan.
 std::vector<Event> NewRungValues(const SweepModel& model, const Observed& observed, double now);
 
-// The reconcile decision: from the model, what the backend and metrics show, and the ledger, the
-// events to record and the backend actions to take, with the conditions to publish. Pure: the
-// same inputs give the same plan. Re-issues what a crash may have left undone (a launched segment
-// the backend does not have, a stop not yet carried out). Its first events record the rung
-// verdicts the model derived from the values applied before it (RungVerdict). The decisions it is
-// made of are in decisions.h.
+// The planner's part of a pass (Decide, step.h): from the model with the pass's rung values and
+// their verdicts applied, what the backend and metrics show, and the ledger, the events to record
+// and the backend actions to take, with the conditions to publish. Pure: the same inputs give the
+// same plan. The decisions it is made of are in decisions.h.
 Plan ComputePlan(const SweepModel& model, const Observed& observed, const Ledger& ledger,
                  double now, const PlannerOptions& options = {});
 

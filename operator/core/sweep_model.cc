@@ -64,9 +64,22 @@ std::string TrialName(const std::string& sweep, int64_t index) {
 std::string SweepModel::TrialName(int64_t index) const { return bsw::TrialName(spec_.name, index); }
 
 std::optional<int64_t> SweepModel::FindTrial(const std::string& name) const {
-  auto it = by_name_.find(name);
-  if (it == by_name_.end()) return std::nullopt;
-  return it->second;
+  // Names are TrialName's: the sweep's name, "-t" and the index in at least four digits, with no
+  // zero before a fifth.
+  const size_t digits = name.size() - std::min(name.size(), spec_.name.size() + 2);
+  if (digits < 4 || digits > 18 || !name.starts_with(spec_.name) ||
+      name.compare(spec_.name.size(), 2, "-t") != 0) {
+    return std::nullopt;
+  }
+  const size_t first = spec_.name.size() + 2;
+  if (digits > 4 && name[first] == '0') return std::nullopt;
+  int64_t index = 0;
+  for (size_t i = first; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return std::nullopt;
+    index = index * 10 + (name[i] - '0');
+  }
+  if (index >= trial_count()) return std::nullopt;
+  return index;
 }
 
 void SweepModel::LeaveProbePhase() {
@@ -76,9 +89,13 @@ void SweepModel::LeaveProbePhase() {
 }
 
 Trial* SweepModel::TrialFor(int64_t index) {
-  LeaveProbePhase();
   if (index < 0 || index >= trial_count()) return nullptr;
-  return &trials_[static_cast<size_t>(index)];
+  LeaveProbePhase();
+  std::shared_ptr<Trial>& t = trials_[static_cast<size_t>(index)];
+  // Another copy of the model holds it too: this one changes its own. A trial held by this model
+  // alone is not reachable from another thread (copies are made by the thread that owns the model).
+  if (t.use_count() > 1) t = std::make_shared<Trial>(*t);
+  return t.get();
 }
 
 void SweepModel::SetPhase(Trial& t, TrialPhase phase) {
@@ -110,31 +127,17 @@ void SweepModel::RecordValue(Trial& t, const event::ValueRecorded& e) {
   if (!EarlyStopping(spec_.algorithm)) return;
   std::optional<bool> keep = scheduler_.Record(t.index, rung, e.value);
   if (!keep) return;  // a rung its bracket does not judge
-  if (spec_.mode != AshaMode::kStop) {
-    // A segment that runs on past this rung (a leader taken to the end) has gone on from it: it
-    // is no candidate there, and it counts among the rung's promotions.
-    double until = t.segments.empty() ? 0 : t.segments.back().until;
-    if (until > rungs_.at(rung) && rungs_.IndexOf(until) != rung) {
-      scheduler_.MarkPromoted(t.index, rung);
-    }
+  if (spec_.mode == AshaMode::kStop) {
+    // Its verdict is the planner's to record (JudgeValues); replay applies the recorded one.
+    unjudged_.insert({t.index, e.resource});
     return;
   }
-  // Derived, not yet recorded: the planner records it (RungVerdict), and replay applies the
-  // recorded one over it. A journal written before verdicts were journaled keeps this one.
-  if (*keep) {
-    SetVerdict(t, e.resource, RungVerdict{Verdict::kContinue, "", false});
-    return;
+  // A segment that runs on past this rung (a leader taken to the end) has gone on from it: it is
+  // no candidate there, and it counts among the rung's promotions.
+  double until = t.segments.empty() ? 0 : t.segments.back().until;
+  if (until > rungs_.at(rung) && rungs_.IndexOf(until) != rung) {
+    scheduler_.MarkPromoted(t.index, rung);
   }
-  std::string bracket = spec_.algorithm == Algorithm::kHyperband
-                            ? " in bracket " + std::to_string(scheduler_.BracketOf(t.index))
-                            : "";
-  char msg[256];
-  std::snprintf(msg, sizeof msg,
-                "value %g at rung %d (%s %g) is not in the top 1/%d of the %lld values "
-                "recorded there%s",
-                e.value, rung, spec_.resource_unit.c_str(), e.resource, spec_.reduction_factor,
-                static_cast<long long>(scheduler_.RecordedBeside(t.index, rung)), bracket.c_str());
-  SetVerdict(t, e.resource, RungVerdict{Verdict::kStop, msg, false});
 }
 
 void SweepModel::SetVerdict(Trial& t, double resource, RungVerdict verdict) {
@@ -148,11 +151,7 @@ void SweepModel::SetVerdict(Trial& t, double resource, RungVerdict verdict) {
     it->second = std::move(verdict);
   }
   if (counted(it->second)) ++continued_[static_cast<size_t>(rung)];
-  if (it->second.recorded) {
-    unrecorded_verdicts_.erase({t.index, resource});
-  } else {
-    unrecorded_verdicts_.insert({t.index, resource});
-  }
+  unjudged_.erase({t.index, resource});
 }
 
 Status SweepModel::Apply(const Event& event) {
@@ -160,16 +159,15 @@ Status SweepModel::Apply(const Event& event) {
 }
 
 Status SweepModel::On(const event::TrialCreated& e) {
-  LeaveProbePhase();
   if (e.trial != trial_count()) {
     return InvalidArgumentError("trial " + std::to_string(e.trial) + " created out of order");
   }
+  LeaveProbePhase();
   Trial t;
   t.index = e.trial;
   t.name = TrialName(e.trial);
   t.params = e.params;
-  by_name_[t.name] = t.index;
-  trials_.push_back(std::move(t));
+  trials_.push_back(std::make_shared<Trial>(std::move(t)));
   ++counts_[static_cast<size_t>(TrialPhase::kRunning)];
   active_.insert(e.trial);
   return OkStatus();
@@ -220,7 +218,7 @@ Status SweepModel::On(const event::TrialPromoted& e) {
                                 std::to_string(e.rung) + ", which decides nothing");
   }
   scheduler_.MarkPromoted(e.trial, e.rung);
-  SetVerdict(*t, rungs_.at(e.rung), RungVerdict{Verdict::kPromote, e.message, true});
+  SetVerdict(*t, rungs_.at(e.rung), RungVerdict{Verdict::kPromote, e.message});
   return OkStatus();
 }
 
@@ -251,7 +249,7 @@ Status SweepModel::On(const event::SegmentEnded& e) {
 Status SweepModel::On(const event::RungVerdict& e) {
   Trial* t = TrialFor(e.trial);
   if (t == nullptr) return UnknownTrial(e.trial);
-  SetVerdict(*t, e.resource, RungVerdict{e.verdict, e.message, true});
+  SetVerdict(*t, e.resource, RungVerdict{e.verdict, e.message});
   return OkStatus();
 }
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -51,9 +52,6 @@ struct SegmentRecord {
 struct RungVerdict {
   Verdict verdict = Verdict::kContinue;
   std::string message;  // why, for a stop or a promotion outside the 1/η quota
-  // False while only derived from the values when this trial's value was recorded: a journal
-  // written before verdicts were journaled, or a pass that ended before the planner recorded it.
-  bool recorded = false;
 };
 
 // pbt and pb2: the trial went on from another trial's checkpoint (event::TrialExploited).
@@ -117,7 +115,7 @@ class SweepModel {
   const CostModel& cost_model() const { return cost_; }
 
   int64_t trial_count() const { return static_cast<int64_t>(trials_.size()); }
-  const Trial& trial(int64_t index) const { return trials_.at(static_cast<size_t>(index)); }
+  const Trial& trial(int64_t index) const { return *trials_.at(static_cast<size_t>(index)); }
   std::optional<int64_t> FindTrial(const std::string& name) const;
   // Trials in phase Running, ascending by index.
   const std::set<int64_t>& active() const { return active_; }
@@ -127,11 +125,10 @@ class SweepModel {
 
   // Stop mode: how many values each rung continued.
   int64_t continued(int rung) const { return continued_.at(static_cast<size_t>(rung)); }
-  // Stop mode: the (trial, rung resource) verdicts not recorded yet (RungVerdict::recorded), in
-  // order.
-  const std::set<std::pair<int64_t, double>>& unrecorded_verdicts() const {
-    return unrecorded_verdicts_;
-  }
+  // Stop mode: the (trial, rung resource) values that a rung judges with no verdict recorded yet,
+  // in order: the values of the pass being decided, and those of a journal written before
+  // verdicts were journaled. The planner records their verdicts (JudgeValues).
+  const std::set<std::pair<int64_t, double>>& unjudged() const { return unjudged_; }
   std::optional<BestResult> best() const { return best_; }
   // The newest failures, oldest first; at most kRecentFailures.
   const std::deque<FailureRecord>& recent_failures() const { return recent_failures_; }
@@ -157,7 +154,8 @@ class SweepModel {
  private:
   // Events about trials end the probe phase.
   void LeaveProbePhase();
-  // LeaveProbePhase, then the trial an event is about, or null when unknown.
+  // The trial an event is about, after LeaveProbePhase; null when unknown (and the phase is left
+  // as it was, as for every rejected event).
   Trial* TrialFor(int64_t index);
   void SetPhase(Trial& t, TrialPhase phase);
   void RecordValue(Trial& t, const event::ValueRecorded& e);
@@ -183,12 +181,13 @@ class SweepModel {
   SearchSpace space_;
   Brackets scheduler_;
   CostModel cost_;
-  std::vector<Trial> trials_;
-  std::map<std::string, int64_t> by_name_;
+  // Shared between copies of the model until one changes a trial (TrialFor copies it first): a
+  // pass decides on a copy (Decide), which costs a pointer per trial rather than the trials.
+  std::vector<std::shared_ptr<Trial>> trials_;
   std::set<int64_t> active_;
   std::vector<int64_t> counts_ = std::vector<int64_t>(5, 0);
   std::vector<int64_t> continued_;
-  std::set<std::pair<int64_t, double>> unrecorded_verdicts_;
+  std::set<std::pair<int64_t, double>> unjudged_;
   std::optional<BestResult> best_;
   std::deque<FailureRecord> recent_failures_;
   std::vector<ProbeRun> probes_;

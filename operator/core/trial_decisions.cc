@@ -167,6 +167,34 @@ SegmentEnd ExitedShort(const PlanInput& in, const Trial& t, const SegmentRecord&
 
 }  // namespace
 
+std::vector<Event> RefusedEnds(const SweepModel& model,
+                               const std::map<std::pair<std::string, int>, std::string>& refused,
+                               double now) {
+  std::vector<Event> events;
+  for (const auto& [segment, message] : refused) {
+    const auto& [name, number] = segment;
+    if (std::optional<int64_t> index = model.FindTrial(name)) {
+      const Trial& t = model.trial(*index);
+      if (t.segments.empty() || t.segments.back().number != number || t.segments.back().ended) {
+        continue;
+      }
+      event::SegmentEnded e{.at = now, .trial = *index, .segment = number};
+      e.reason = ReasonName(Reason::kError);
+      e.message = "not started: " + message;
+      events.push_back(e);
+      continue;
+    }
+    for (const ProbeRun& p : model.probes()) {
+      if (p.name != name || p.ended) continue;
+      event::ProbeEnded e{.at = now, .probe = p.index};
+      e.reason = ReasonName(Reason::kError);
+      e.message = "not started: " + message;
+      events.push_back(e);
+    }
+  }
+  return events;
+}
+
 SegmentEnd EndOf(const PlanInput& in, const Trial& t, const SegmentRecord& seg,
                  const SegmentStatus& st) {
   const bool reported = t.rung_values.contains(seg.until);

@@ -145,6 +145,17 @@ Event Value(int64_t trial, double at, double resource, double value) {
   return e;
 }
 
+// The verdict the planner records after a value at a rung that decides.
+Event Judged(int64_t trial, double at, int rung, double resource, Verdict verdict,
+             std::string message = "") {
+  event::RungVerdict e{.at = at, .trial = trial};
+  e.rung = rung;
+  e.resource = resource;
+  e.verdict = verdict;
+  e.message = std::move(message);
+  return e;
+}
+
 Event Ended(int64_t trial, int segment, double at, std::string reason, std::string message = "",
             std::string output = "") {
   event::SegmentEnded e{.at = at, .trial = trial, .segment = segment};
@@ -165,13 +176,14 @@ std::vector<Event> Events() {
     events.insert(events.end(), more.begin(), more.end());
   };
   add(Launch(0, 0, 1000, 2000));
-  add({Value(0, 1100, 1, 0.7), Value(0, 1200, 3, 0.8), Value(0, 1400, 9, 0.86),
-       Ended(0, 0, 1401, "")});
+  add({Value(0, 1100, 1, 0.7), Judged(0, 1100, 0, 1, Verdict::kContinue), Value(0, 1200, 3, 0.8),
+       Judged(0, 1200, 1, 3, Verdict::kContinue), Value(0, 1400, 9, 0.86), Ended(0, 0, 1401, "")});
   add(Launch(1, 0, 1000, 2000));
   event::TrialStopped stopped{.at = 1110, .trial = 1};
   stopped.reason = "RungCutoff";
   stopped.message = "value 0.4 at rung 0 (epochs 1) is not in the top 1/3";
-  add({Value(1, 1105, 1, 0.4), stopped, Ended(1, 0, 1111, "Stopped")});
+  add({Value(1, 1105, 1, 0.4), Judged(1, 1105, 0, 1, Verdict::kStop, stopped.message), stopped,
+       Ended(1, 0, 1111, "Stopped")});
   add(Launch(2, 0, 1120, 2000));
   add({Ended(2, 0, 1130, "Error", "exit code 1",
              "loading data\nRuntimeError: CUDA out of memory")});
@@ -182,7 +194,7 @@ std::vector<Event> Events() {
   add({Ended(3, 0, 1160, "Diverged", "the trainer reported a non-finite loss (exit code 3)",
              "step 120 loss nan")});
   add(Launch(4, 0, 1600, 2400));
-  add({Value(4, 1650, 1, 0.75)});
+  add({Value(4, 1650, 1, 0.75), Judged(4, 1650, 0, 1, Verdict::kContinue)});
   return events;
 }
 

@@ -12,6 +12,7 @@
 
 #include "nlohmann/json.hpp"
 #include "operator/core/api.h"
+#include "operator/core/step.h"
 
 namespace bsw {
 namespace {
@@ -145,6 +146,20 @@ TEST_F(JournalTest, AJournalOfThePreviousReleaseReadsAndWritesBackByteForByte) {
   EXPECT_EQ(model.phase(), SweepPhase::kCompleted);
 }
 
+// The sweep the compatibility fixture (testdata/journal_every_event.jsonl) was written for.
+SweepSpec EveryEventSpec() {
+  return ParseSweep(nlohmann::json::parse(R"({
+    "apiVersion": "budgetsweep.dev/v1alpha1", "kind": "BudgetSweep",
+    "metadata": {"name": "s"},
+    "spec": {"budget": {"gpuHours": 0.02}, "objective": {"metric": "acc"},
+             "resource": {"min": 1, "max": 9, "reductionFactor": 3},
+             "searchSpace": {"lr": {"type": "logUniform", "min": 1.0e-4, "max": 1.0e-1}},
+             "throughput": {"enabled": true, "candidates": {"workers": [1, 2]}},
+             "trial": {"template": {"spec": {"containers": [{"name": "t", "image": "i"}]}}}}
+  })"))
+      .value();
+}
+
 // A journal written by the release before events were typed, with every kind of event and each
 // optional field both present and absent: it reads, replays, and writes back byte for byte.
 TEST_F(JournalTest, AJournalWithEveryKindOfEventReadsAndWritesBackByteForByte) {
@@ -161,16 +176,7 @@ TEST_F(JournalTest, AJournalWithEveryKindOfEventReadsAndWritesBackByteForByte) {
   lines[14].replace(lines[14].find(R"("value":null)"), 12, R"("value":"NaN")");
   EXPECT_TRUE(std::isnan(std::get<event::ValueRecorded>((*events)[14]).value));
   for (size_t i = 0; i < lines.size(); ++i) EXPECT_EQ(EventToJson((*events)[i]).dump(), lines[i]);
-  SweepSpec spec = ParseSweep(nlohmann::json::parse(R"({
-    "apiVersion": "budgetsweep.dev/v1alpha1", "kind": "BudgetSweep",
-    "metadata": {"name": "s"},
-    "spec": {"budget": {"gpuHours": 0.02}, "objective": {"metric": "acc"},
-             "resource": {"min": 1, "max": 9, "reductionFactor": 3},
-             "searchSpace": {"lr": {"type": "logUniform", "min": 1.0e-4, "max": 1.0e-1}},
-             "throughput": {"enabled": true, "candidates": {"workers": [1, 2]}},
-             "trial": {"template": {"spec": {"containers": [{"name": "t", "image": "i"}]}}}}
-  })"))
-                       .value();
+  SweepSpec spec = EveryEventSpec();
   SweepModel model(spec);
   for (const Event& e : *events) ASSERT_TRUE(model.Apply(e).ok());
   ASSERT_EQ(model.probes().size(), 3u);
@@ -187,6 +193,31 @@ TEST_F(JournalTest, AJournalWithEveryKindOfEventReadsAndWritesBackByteForByte) {
   ASSERT_EQ(model.recent_failures().size(), 2u);
   EXPECT_EQ(model.recent_failures()[0].output, "step 40 loss nan\n");
   EXPECT_EQ(model.phase(), SweepPhase::kBudgetExhausted);
+}
+
+// A pass's batch is one append, but the local journal writes record by record and the cluster's
+// trial log spans several objects: a crash leaves a prefix. The compatibility fixture cut after
+// each of its events replays, and the next pass decides from it a step whose events apply.
+TEST_F(JournalTest, TheCompatibilityFixtureCutAfterAnyEventReplaysAndTheNextPassGoesOn) {
+  StatusOr<std::vector<Event>> events =
+      Journal::Read("tests/unit/controller/testdata/journal_every_event.jsonl");
+  ASSERT_TRUE(events.ok()) << events.status().message();
+  SweepSpec spec = EveryEventSpec();
+  for (size_t cut = 0; cut <= events->size(); ++cut) {
+    SweepModel model(spec);
+    for (size_t i = 0; i < cut; ++i) ASSERT_TRUE(model.Apply((*events)[i]).ok()) << i;
+    Observation observation;
+    observation.now = 1700000200;
+    Ledger ledger(spec.budget_gpu_hours * 3600);
+    StatusOr<Step> step = Decide(model, observation, ledger, PassMemory{}, std::nullopt);
+    ASSERT_TRUE(step.ok()) << "cut after event " << cut << ": " << step.status().message();
+    SweepModel replayed = model;
+    for (const Event& e : step->events) {
+      ASSERT_TRUE(replayed.Apply(e).ok()) << "cut after event " << cut;
+    }
+    EXPECT_EQ(replayed.trial_count(), step->model->trial_count()) << "cut after event " << cut;
+    EXPECT_EQ(replayed.phase(), step->model->phase()) << "cut after event " << cut;
+  }
 }
 
 // Issue 40: ±Inf were journaled as null and read back as NaN.

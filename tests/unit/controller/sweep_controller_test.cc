@@ -116,7 +116,7 @@ TEST_F(SweepControllerTest, FirstPass_JournalsEachLaunchBeforeStartingIt) {
         EXPECT_EQ(s.params.size(), spec_.search_space.size());
         return OkStatus();
       }));
-  StatusOr<Plan> plan = controller.Pass();
+  StatusOr<Step> plan = controller.Pass();
   ASSERT_TRUE(plan.ok()) << plan.status().message();
   EXPECT_EQ(started, spec_.parallelism);
   EXPECT_EQ(controller.model().trial_count(), spec_.parallelism);
@@ -204,7 +204,7 @@ TEST_F(SweepControllerTest, UnansweredMetrics_AreUnknownAndStopNothing) {
   ASSERT_TRUE(controller.Pass().ok());
   EXPECT_CALL(backend_, Stop(_, _)).Times(0);
   clock_.Advance(spec_.metrics_missing_timeout_seconds - 1);
-  StatusOr<Plan> plan = controller.Pass();
+  StatusOr<Step> plan = controller.Pass();
   ASSERT_TRUE(plan.ok());
   EXPECT_EQ(plan->unknown.size(), static_cast<size_t>(spec_.parallelism));
   nlohmann::json status = controller.StatusJson();
@@ -307,7 +307,7 @@ TEST_F(SweepControllerTest, ProbePhase_ProbesRunTheCandidateAndEveryTrialGetsThe
   ASSERT_TRUE(second.Recover().ok());
   EXPECT_EQ(second.model().probes().size(), 2u);
   clock_.Advance(1);
-  StatusOr<Plan> plan = second.Pass();
+  StatusOr<Step> plan = second.Pass();
   ASSERT_TRUE(plan.ok());
   for (const Event& e : plan->events) {
     EXPECT_FALSE(std::holds_alternative<event::ProbeLaunched>(e));
@@ -362,7 +362,7 @@ TEST_F(SweepControllerTest, BackendErrors_ArePassedUpAndNothingIsDecided) {
   EXPECT_CALL(backend_, List())
       .WillOnce(Return(StatusOr<std::vector<SegmentStatus>>(UnavailableError("down"))));
   EXPECT_CALL(backend_, Start(_)).Times(0);
-  StatusOr<Plan> plan = controller.Pass();
+  StatusOr<Step> plan = controller.Pass();
   EXPECT_FALSE(plan.ok());
   EXPECT_EQ(JournalText(), "");
 }
@@ -384,7 +384,7 @@ TEST_F(SweepControllerTest, StartRefusedForGood_FailsTheTrialsAndTheSweepWithThe
     return InvalidArgumentError(refusal);
   }));
   for (int pass = 0; pass < 10 && !controller.model().finished(); ++pass) {
-    StatusOr<Plan> plan = controller.Pass();
+    StatusOr<Step> plan = controller.Pass();
     ASSERT_TRUE(plan.ok()) << plan.status().message();
     clock_.Advance(1);
   }

@@ -8,13 +8,13 @@
 #include <string>
 
 #include "operator/core/decisions.h"
-#include "tests/unit/core/planner_harness.h"
+#include "tests/unit/core/simulated_sweep.h"
 
 namespace bsw::decisions {
 namespace {
 
 using ::testing::HasSubstr;
-using testing::PlannerHarness;
+using testing::SimulatedSweep;
 
 SweepSpec Spec(const std::function<void(nlohmann::json&)>& edit = testing::NoEdit) {
   nlohmann::json j = testing::TableSweep();
@@ -166,8 +166,8 @@ INSTANTIATE_TEST_SUITE_P(
 
 // Pause mode, rungs 1, 3, 9: trials 0 and 1 reach rung 1 in 10 s (trial 1 the better) and pause;
 // trial 2 takes a slot.
-PlannerHarness PausedAtRungOne() {
-  PlannerHarness h(Spec([](nlohmann::json& j) {
+SimulatedSweep PausedAtRungOne() {
+  SimulatedSweep h(Spec([](nlohmann::json& j) {
     j["spec"]["scheduler"]["mode"] = "pause";
     j["spec"]["maxTrials"] = 3;
   }));
@@ -177,7 +177,7 @@ PlannerHarness PausedAtRungOne() {
 }
 
 TEST(FinishReserveOf, KeepsWhatTakingTheLeaderToTheEndCosts) {
-  PlannerHarness h = PausedAtRungOne();
+  SimulatedSweep h = PausedAtRungOne();
   PlannerOptions options;
   PlanInput in{h.model(), h.observed(), h.now(), options};
   std::optional<FinishReserve> reserve = FinishReserveOf(in, Ledger(3600));

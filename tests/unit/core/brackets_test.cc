@@ -151,8 +151,13 @@ TEST(BracketsStopMode, ATrialIsJudgedOnlyAgainstItsOwnBracket) {
   EXPECT_EQ(hyperband.Record(b1[0], 1, 0.30), std::optional<bool>(true));
   EXPECT_EQ(hyperband.Record(b1[1], 1, 0.20), std::optional<bool>(false));
   EXPECT_EQ(hyperband.recorded(1), 5);
-  EXPECT_EQ(hyperband.RecordedBeside(b1[1], 1), 2);
-  EXPECT_EQ(hyperband.RecordedBeside(b0[1], 1), 3);
+  // What each bracket said when the value arrived, beside how many values it had then.
+  EXPECT_EQ(hyperband.ArrivalOf(b1[1], 1)->values, 2);
+  EXPECT_FALSE(hyperband.ArrivalOf(b1[1], 1)->in_top);
+  EXPECT_EQ(hyperband.ArrivalOf(b0[1], 1)->values, 2);
+  EXPECT_EQ(hyperband.ArrivalOf(b0[2], 1)->values, 3);
+  EXPECT_EQ(hyperband.ArrivalOf(b1[0], 0), std::nullopt) << "bracket 1 does not judge rung 0";
+  EXPECT_EQ(hyperband.ArrivalOf(b1[0], 2), std::nullopt) << "no value there";
 }
 
 TEST(BracketsPauseMode, CandidatesComeFromTheHighestRungFirstAcrossBrackets) {

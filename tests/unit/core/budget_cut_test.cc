@@ -7,7 +7,7 @@
 #include <string>
 
 #include "operator/core/planner.h"
-#include "tests/unit/core/planner_harness.h"
+#include "tests/unit/core/simulated_sweep.h"
 
 namespace bsw::testing {
 namespace {
@@ -15,13 +15,13 @@ namespace {
 // Two trials launched under a one-hour budget (the table sweep), 60 s into their first segment,
 // with no progress reported yet.
 struct Running {
-  PlannerHarness harness;
+  SimulatedSweep harness;
   double used_device_seconds = 0;      // what the two segments ran so far
   double reserved_device_seconds = 0;  // what their deadlines still hold
 };
 
 Running TwoTrialsRunning(const PlannerOptions& options) {
-  Running r{PlannerHarness(ParseSweep(TableSweep()).value(), options)};
+  Running r{SimulatedSweep(ParseSweep(TableSweep()).value(), options)};
   r.harness.PassAndCarry();
   r.harness.Advance(60);
   for (const auto& [key, s] : r.harness.observed().segments) {
@@ -33,11 +33,11 @@ Running TwoTrialsRunning(const PlannerOptions& options) {
 
 // The sweep of `running` resumed under a budget of `budget_device_seconds`, as the controller
 // does after the edit: the same journal and observation, replayed under the edited spec.
-PlannerHarness ResumedWithBudget(Running& running, const PlannerOptions& options,
+SimulatedSweep ResumedWithBudget(Running& running, const PlannerOptions& options,
                                  double budget_device_seconds) {
   nlohmann::json edited = TableSweep();
   edited["spec"]["budget"]["gpuHours"] = budget_device_seconds / 3600;
-  PlannerHarness resumed(ParseSweep(edited).value(), options);
+  SimulatedSweep resumed(ParseSweep(edited).value(), options);
   for (const Event& e : running.harness.journal()) resumed.Journal(e);
   resumed.observed() = running.harness.observed();
   resumed.Advance(running.harness.now() - resumed.now());
@@ -45,7 +45,7 @@ PlannerHarness ResumedWithBudget(Running& running, const PlannerOptions& options
 }
 
 // What the running segments still reserve once the plan's deadline moves are carried out.
-double ReservedAfter(PlannerHarness& h, const Plan& plan) {
+double ReservedAfter(SimulatedSweep& h, const Step& plan) {
   h.Carry(plan);
   double reserved = 0;
   for (const auto& [key, s] : h.observed().segments) {
@@ -67,12 +67,12 @@ TEST_P(BudgetCut, BelowUsedAndReserved_ShrinksRunningDeadlinesToWhatIsLeft) {
   Running running = TwoTrialsRunning(Options());
   ASSERT_GT(running.reserved_device_seconds, 0);
   double budget = running.used_device_seconds + running.reserved_device_seconds / 2;
-  PlannerHarness h = ResumedWithBudget(running, Options(), budget);
+  SimulatedSweep h = ResumedWithBudget(running, Options(), budget);
 
-  Plan plan = h.Pass();
+  Step plan = h.Pass();
 
-  EXPECT_EQ(CountActions<StartSegment>(plan), 0);
-  EXPECT_EQ(CountActions<SetDeadline>(plan), 2);
+  EXPECT_EQ(CountActions<Launch>(plan), 0);
+  EXPECT_EQ(CountActions<MoveDeadline>(plan), 2);
   EXPECT_EQ(CountEvents<event::DeadlineMoved>(plan), 2);
   EXPECT_LE(ReservedAfter(h, plan), budget - running.used_device_seconds + 1e-6);
   EXPECT_THAT(h.apply_failures(), ::testing::IsEmpty());
@@ -80,12 +80,12 @@ TEST_P(BudgetCut, BelowUsedAndReserved_ShrinksRunningDeadlinesToWhatIsLeft) {
 
 TEST_P(BudgetCut, BelowUsed_EndsTheRunningTrialsAndTheSweepBudgetExhausted) {
   Running running = TwoTrialsRunning(Options());
-  PlannerHarness h = ResumedWithBudget(running, Options(), running.used_device_seconds / 2);
+  SimulatedSweep h = ResumedWithBudget(running, Options(), running.used_device_seconds / 2);
 
-  Plan cut = h.Pass();
+  Step cut = h.Pass();
   // Each running segment is stopped, or its deadline brought to now: nothing is left to reserve.
-  EXPECT_EQ(CountActions<StartSegment>(cut), 0);
-  EXPECT_EQ(CountActions<StopSegment>(cut) + CountActions<SetDeadline>(cut), 2);
+  EXPECT_EQ(CountActions<Launch>(cut), 0);
+  EXPECT_EQ(CountActions<Stop>(cut) + CountActions<MoveDeadline>(cut), 2);
   EXPECT_LE(ReservedAfter(h, cut), 1e-6);
   for (const auto& [key, s] : h.observed().segments) {
     if (!s.finished_unix_seconds)
@@ -93,7 +93,7 @@ TEST_P(BudgetCut, BelowUsed_EndsTheRunningTrialsAndTheSweepBudgetExhausted) {
   }
   h.Advance(1);
 
-  Plan after = h.Pass();
+  Step after = h.Pass();
 
   const auto* finished = FindEvent<event::SweepFinished>(after);
   ASSERT_NE(finished, nullptr) << "the sweep goes on after its budget was cut below what was used";

@@ -14,7 +14,7 @@
 
 #include "operator/core/api.h"
 #include "operator/core/decisions.h"
-#include "tests/unit/core/planner_harness.h"
+#include "tests/unit/core/simulated_sweep.h"
 
 namespace bsw {
 namespace {

@@ -11,7 +11,7 @@
 #include "operator/core/param_axis.h"
 #include "operator/core/planner.h"
 #include "operator/core/spec_edits.h"
-#include "tests/unit/core/planner_harness.h"
+#include "tests/unit/core/simulated_sweep.h"
 #include "tests/unit/core/sweep_fixture.h"
 
 namespace bsw {
@@ -191,7 +191,7 @@ TEST(Perturb, ChangesOnlyMutableValuesAndKeepsThemInBounds) {
 // A population that reached rung 0 (epoch 1) with the given values, each paused there after 10 s,
 // under a budget of `gpu_hours`.
 struct PausedPopulation {
-  testing::PlannerHarness h;
+  testing::SimulatedSweep h;
   double spent = 0;  // device-seconds, all of them charged
 
   PausedPopulation(const char* algorithm, std::vector<double> values, double gpu_hours = 1)
@@ -214,7 +214,7 @@ struct PausedPopulation {
 };
 
 // The trials that `plan` launched a segment of.
-std::vector<int64_t> Launched(const Plan& plan) {
+std::vector<int64_t> Launched(const Step& plan) {
   std::vector<int64_t> out;
   for (const Event& e : plan.events) {
     if (const auto* l = std::get_if<event::SegmentLaunched>(&e)) out.push_back(l->trial);
@@ -225,7 +225,7 @@ std::vector<int64_t> Launched(const Plan& plan) {
 TEST(NextStep, TheBottomQuantileGoesOnFromATopTrialsCheckpointTheRestAsTheyWere) {
   PausedPopulation p("pbt", {0.9, 0.8, 0.5, 0.2});
   ASSERT_EQ(p.h.model().count(TrialPhase::kPaused), 4);
-  Plan plan = p.h.PassAndCarry();
+  Step plan = p.h.PassAndCarry();
   std::vector<event::TrialExploited> exploits;
   int promoted = 0;
   int launched = 0;
@@ -268,7 +268,7 @@ TEST(NextStep, IsDeterministicAndNeedsTheDonorsCheckpoint) {
       NextStep(a.h.model(), a.h.model().trial(0), 100)));
 
   // The top trial's segment failed after reporting: it kept no checkpoint there to copy.
-  testing::PlannerHarness h(ParseSweep(PopulationJson("pbt", 4)).value());
+  testing::SimulatedSweep h(ParseSweep(PopulationJson("pbt", 4)).value());
   h.PassAndCarry();
   std::vector<double> values = {0.9, 0.8, 0.5, 0.2};
   for (int64_t i = 0; i < 4; ++i) {
@@ -329,7 +329,7 @@ TEST(Pb2Explore, ProposesWhereTheGainsWereHighest) {
 TEST(PopulationPlanner, AnExploitedTrialIsPricedAtItsDonorsPace) {
   json j = PopulationJson("pbt", 4);
   j["spec"]["trial"]["template"]["spec"]["terminationGracePeriodSeconds"] = 1;
-  testing::PlannerHarness h(ParseSweep(j).value());
+  testing::SimulatedSweep h(ParseSweep(j).value());
   h.PassAndCarry();
   h.Advance(1);
   h.Report(3, 1, 0.2);  // fast: 1 s for its epoch
@@ -341,7 +341,7 @@ TEST(PopulationPlanner, AnExploitedTrialIsPricedAtItsDonorsPace) {
   for (int64_t i = 0; i < 4; ++i) h.Exit(i);
   h.Advance(1);
   h.PassAndCarry();  // all paused
-  Plan plan = h.PassAndCarry();
+  Step plan = h.PassAndCarry();
   const auto* exploit = testing::FindEvent<event::TrialExploited>(plan);
   ASSERT_NE(exploit, nullptr);
   ASSERT_EQ(exploit->trial, 3);
@@ -364,7 +364,7 @@ TEST(PopulationPlanner, AnExploitedTrialIsPricedAtItsDonorsPace) {
 TEST(PopulationPlanner, CreatesTheWholePopulationBeforeAnyTrialGoesOn) {
   json j = PopulationJson("pbt", 4);
   j["spec"]["parallelism"] = 2;
-  testing::PlannerHarness h(ParseSweep(j).value());
+  testing::SimulatedSweep h(ParseSweep(j).value());
   h.PassAndCarry();
   EXPECT_EQ(h.model().trial_count(), 2);
   for (int64_t i = 0; i < 2; ++i) {
@@ -385,7 +385,7 @@ TEST(PopulationPlanner, CreatesTheWholePopulationBeforeAnyTrialGoesOn) {
 TEST(PopulationPlanner, OnceTheBudgetCannotCarryThePopulationItCarriesTheBestTrials) {
   // With the budget ample, every trial goes on, each segment asking for the same.
   PausedPopulation ample("pbt", {0.9, 0.8, 0.5, 0.2});
-  Plan plan = ample.h.PassAndCarry();
+  Step plan = ample.h.PassAndCarry();
   ASSERT_EQ(Launched(plan).size(), 4u);
   double segment = (plan.held_device_seconds - ample.spent) / 4;
   ASSERT_GT(segment, 0);

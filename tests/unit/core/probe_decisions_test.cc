@@ -8,7 +8,7 @@
 #include <string>
 
 #include "operator/core/decisions.h"
-#include "tests/unit/core/planner_harness.h"
+#include "tests/unit/core/simulated_sweep.h"
 
 namespace bsw::decisions {
 namespace {

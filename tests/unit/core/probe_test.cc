@@ -8,7 +8,7 @@
 #include <string>
 
 #include "operator/core/sweep_status.h"
-#include "tests/unit/core/planner_harness.h"
+#include "tests/unit/core/simulated_sweep.h"
 #include "tests/unit/core/sweep_fixture.h"
 
 namespace bsw {
@@ -21,7 +21,7 @@ using testing::FindCondition;
 using testing::FindEvent;
 using ::testing::HasSubstr;
 using testing::NoEdit;
-using testing::PlannerHarness;
+using testing::SimulatedSweep;
 using testing::Situation;
 
 // The planner table's sweep (one GPU hour, one device per trial) with the default probe phase:
@@ -41,24 +41,24 @@ ProbeFigures Figures(double samples_per_second, double data_wait_ratio) {
 
 // Drives one probe run through launch, measurement after `seconds`, stop and end. Returns the
 // plan that launched it.
-Plan ProbeOnce(PlannerHarness& h, double samples_per_second, double data_wait_ratio,
+Step ProbeOnce(SimulatedSweep& h, double samples_per_second, double data_wait_ratio,
                double seconds = 4) {
-  Plan launch = h.PassAndCarry();
+  Step launch = h.PassAndCarry();
   EXPECT_EQ(CountEvents<event::ProbeLaunched>(launch), 1);
   h.Advance(seconds);
   h.ReportProbe(samples_per_second, data_wait_ratio);
-  Plan measured = h.PassAndCarry();
+  Step measured = h.PassAndCarry();
   EXPECT_EQ(CountEvents<event::ProbeMeasured>(measured), 1);
-  EXPECT_EQ(CountActions<StopProbe>(measured), 1);
+  EXPECT_EQ(CountActions<Stop>(measured), 1);
   h.Advance(0.5);
-  Plan ended = h.PassAndCarry();
+  Step ended = h.PassAndCarry();
   EXPECT_EQ(CountEvents<event::ProbeEnded>(ended), 1);
   return launch;
 }
 
 // Probes the baseline and the four candidates at `rates` samples/s, each with a data wait of 30%
 // (below the 0.85 gate), then plans once more: the plan after the decision.
-Plan ProbeAllBelowTheGate(PlannerHarness& h, const std::vector<double>& rates) {
+Step ProbeAllBelowTheGate(SimulatedSweep& h, const std::vector<double>& rates) {
   for (double rate : rates) ProbeOnce(h, rate, 0.30);
   return h.PassAndCarry();
 }
@@ -73,15 +73,15 @@ INSTANTIATE_TEST_SUITE_P(
     Probing, ProbePhase,
     ::testing::Values(
         Situation{"FirstPassProbesTheBaselineAloneWithAllTheProbeBudget", NoEdit,
-                  [](PlannerHarness& h) {
-                    Plan plan = h.PassAndCarry();
+                  [](SimulatedSweep& h) {
+                    Step plan = h.PassAndCarry();
                     EXPECT_EQ(h.model().phase(), SweepPhase::kProbing);
                     EXPECT_EQ(CountEvents<event::TrialCreated>(plan), 0);
                     ASSERT_EQ(plan.actions.size(), 1u);
-                    const auto* start = std::get_if<StartProbe>(&plan.actions[0]);
+                    const auto* start = std::get_if<Launch>(&plan.actions[0]);
                     ASSERT_NE(start, nullptr);
-                    EXPECT_EQ(start->probe, 0);
-                    EXPECT_DOUBLE_EQ(start->deadline, h.now() + 180);
+                    EXPECT_EQ(start->spec.trial, h.model().ProbeName(0));
+                    EXPECT_DOUBLE_EQ(start->spec.deadline_unix_seconds, h.now() + 180);
                     EXPECT_TRUE(h.model().probes().at(0).settings.empty());
                     EXPECT_EQ(FindCondition(plan, "Progressing")->reason, "Probing");
                     EXPECT_EQ(FindCondition(plan, "ThroughputBelowTarget")->status, "Unknown");
@@ -92,13 +92,13 @@ INSTANTIATE_TEST_SUITE_P(
                     EXPECT_TRUE(plan.actions.empty());
                   }},
         Situation{"GateMetPicksTheFastestAboveTargetAndTiesGoToFewerWorkers", NoEdit,
-                  [](PlannerHarness& h) {
+                  [](SimulatedSweep& h) {
                     ProbeOnce(h, 1000, 0.40);  // baseline (workers 0 in the template)
                     ProbeOnce(h, 1010, 0.40);  // workers 0
                     ProbeOnce(h, 1800, 0.05);  // workers 1
                     ProbeOnce(h, 1850, 0.10);  // workers 2: fastest, but within 5% of workers 1
                     ProbeOnce(h, 1500, 0.20);  // workers 4: below the gate
-                    Plan plan = h.PassAndCarry();
+                    Step plan = h.PassAndCarry();
                     const auto* decided = FindEvent<event::ThroughputDecided>(plan);
                     ASSERT_NE(decided, nullptr);
                     EXPECT_EQ(decided->reason, "TargetMet");
@@ -113,8 +113,11 @@ INSTANTIATE_TEST_SUITE_P(
                     EXPECT_EQ(h.model().phase(), SweepPhase::kRunning);
                     plan = h.PassAndCarry();
                     EXPECT_EQ(CountEvents<event::TrialCreated>(plan), 2);
-                    EXPECT_EQ(CountActions<StartSegment>(plan), 2);
-                    EXPECT_EQ(CountActions<StartProbe>(plan), 0);
+                    ASSERT_EQ(CountActions<Launch>(plan), 2);
+                    for (const StepAction& a : plan.actions) {
+                      EXPECT_TRUE(h.model().FindTrial(std::get<Launch>(a).spec.trial))
+                          << "a trial's launch, no probe's";
+                    }
                     // Probing was charged: 4 s per probe (measured, then stopped), five probes.
                     json status = BuildStatus(h.model(), Ledger(3600), json::array());
                     EXPECT_EQ(status["phase"], "Running");
@@ -129,8 +132,8 @@ INSTANTIATE_TEST_SUITE_P(
                   }},
         Situation{
             "NothingMeetsTheGateContinuesWithTheFastestAndSaysWhereTimeGoes", NoEdit,
-            [](PlannerHarness& h) {
-              Plan plan = ProbeAllBelowTheGate(h, {900, 950, 1300, 1250, 1100});
+            [](SimulatedSweep& h) {
+              Step plan = ProbeAllBelowTheGate(h, {900, 950, 1300, 1250, 1100});
               const Condition* gate = FindCondition(plan, "ThroughputBelowTarget");
               ASSERT_NE(gate, nullptr);
               EXPECT_EQ(gate->status, "True");
@@ -145,8 +148,8 @@ INSTANTIATE_TEST_SUITE_P(
               EXPECT_EQ(FindCondition(plan, "ThroughputBelowTarget")->status, "True");
             }},
         Situation{"NothingMeetsTheGateAndTheBaselineIsFastestSaysTheBaselineWins", NoEdit,
-                  [](PlannerHarness& h) {
-                    Plan plan = ProbeAllBelowTheGate(h, {1300, 950, 900, 1000, 1100});
+                  [](SimulatedSweep& h) {
+                    Step plan = ProbeAllBelowTheGate(h, {1300, 950, 900, 1000, 1100});
                     const Condition* gate = FindCondition(plan, "ThroughputBelowTarget");
                     ASSERT_NE(gate, nullptr);
                     EXPECT_EQ(gate->reason, "BelowTarget");
@@ -156,9 +159,9 @@ INSTANTIATE_TEST_SUITE_P(
                   }},
         Situation{"NothingMeetsTheGateWithOnBelowTargetStopFailsTheSweep",
                   [](json& j) { j["spec"]["throughput"]["onBelowTarget"] = "stop"; },
-                  [](PlannerHarness& h) {
+                  [](SimulatedSweep& h) {
                     for (int i = 0; i < 5; ++i) ProbeOnce(h, 1000, 0.5);
-                    Plan plan = h.PassAndCarry();
+                    Step plan = h.PassAndCarry();
                     const auto* finished = FindEvent<event::SweepFinished>(plan);
                     ASSERT_NE(finished, nullptr);
                     EXPECT_EQ(finished->phase, SweepPhase::kFailed);
@@ -170,15 +173,16 @@ INSTANTIATE_TEST_SUITE_P(
                     EXPECT_EQ(h.model().trial_count(), 0);
                   }},
         Situation{"BudgetFractionHitDecidesOnWhatWasMeasuredAndNeverExceedsIt", NoEdit,
-                  [](PlannerHarness& h) {
+                  [](SimulatedSweep& h) {
                     // 180 s for probing; each probe runs 80 s, so a third (needing 100 s) does not
                     // fit.
                     ProbeOnce(h, 1000, 0.4, 80);
-                    Plan second = ProbeOnce(h, 1500, 0.1, 80);
+                    Step second = ProbeOnce(h, 1500, 0.1, 80);
                     // What the first left: 100 s from its launch (80.5 s ago).
-                    EXPECT_DOUBLE_EQ(std::get<StartProbe>(second.actions.at(0)).deadline,
-                                     h.now() - 80.5 + 100);
-                    Plan plan = h.PassAndCarry();
+                    EXPECT_DOUBLE_EQ(
+                        std::get<Launch>(second.actions.at(0)).spec.deadline_unix_seconds,
+                        h.now() - 80.5 + 100);
+                    Step plan = h.PassAndCarry();
                     const auto* decided = FindEvent<event::ThroughputDecided>(plan);
                     ASSERT_NE(decided, nullptr);
                     EXPECT_EQ(decided->probe, 1);
@@ -192,12 +196,12 @@ INSTANTIATE_TEST_SUITE_P(
                     EXPECT_DOUBLE_EQ(charged, 160);
                   }},
         Situation{"ProbeThatFailsIsSkippedAndTheNextCandidateIsProbed", NoEdit,
-                  [](PlannerHarness& h) {
+                  [](SimulatedSweep& h) {
                     ProbeOnce(h, 1000, 0.4);
                     h.PassAndCarry();  // workers 0
                     h.Advance(3);
                     h.ExitProbe(SegmentState::kFailed, 2, Reason::kError);
-                    Plan plan = h.PassAndCarry();
+                    Step plan = h.PassAndCarry();
                     const auto* ended = FindEvent<event::ProbeEnded>(plan);
                     ASSERT_NE(ended, nullptr);
                     EXPECT_EQ(ended->reason, "Error");
@@ -218,19 +222,19 @@ INSTANTIATE_TEST_SUITE_P(
                     EXPECT_EQ(h.model().probes().at(1).reason, "Error");
                   }},
         Situation{"ProbeThatExitsWithoutFiguresIsMetricsMissing", NoEdit,
-                  [](PlannerHarness& h) {
+                  [](SimulatedSweep& h) {
                     h.PassAndCarry();
                     h.Advance(3);
                     h.ExitProbe(SegmentState::kSucceeded, 0, Reason::kNone);
-                    Plan plan = h.PassAndCarry();
+                    Step plan = h.PassAndCarry();
                     EXPECT_EQ(FindEvent<event::ProbeEnded>(plan)->reason, "MetricsMissing");
                   }},
         Situation{"ProbeStoppedFromOutsideIsProbedAgain", NoEdit,
-                  [](PlannerHarness& h) {
+                  [](SimulatedSweep& h) {
                     h.PassAndCarry();
                     h.Advance(2);
                     h.ExitProbe(SegmentState::kFailed, 143, Reason::kStopped);
-                    Plan plan = h.PassAndCarry();
+                    Step plan = h.PassAndCarry();
                     EXPECT_EQ(FindEvent<event::ProbeEnded>(plan)->reason, "Interrupted");
                     plan = h.PassAndCarry();
                     const auto* again = FindEvent<event::ProbeLaunched>(plan);
@@ -239,25 +243,25 @@ INSTANTIATE_TEST_SUITE_P(
                     EXPECT_TRUE(again->params.empty());  // the baseline again
                   }},
         Situation{"CrashBeforeTheStartOrTheStopReissuesThemWithoutNewEvents", NoEdit,
-                  [](PlannerHarness& h) {
-                    Plan plan = h.Pass();  // journaled, then the controller died before Start
+                  [](SimulatedSweep& h) {
+                    Step plan = h.Pass();  // journaled, then the controller died before Start
                     ASSERT_EQ(CountEvents<event::ProbeLaunched>(plan), 1);
                     plan = h.PassAndCarry();
                     EXPECT_TRUE(plan.events.empty());
                     ASSERT_EQ(plan.actions.size(), 1u);
-                    EXPECT_TRUE(std::holds_alternative<StartProbe>(plan.actions[0]));
+                    EXPECT_TRUE(std::holds_alternative<Launch>(plan.actions[0]));
                     h.Advance(4);
                     h.ReportProbe(1000, 0.3);
                     plan = h.Pass();  // measured and journaled; the stop was lost
                     EXPECT_EQ(CountEvents<event::ProbeMeasured>(plan), 1);
                     plan = h.PassAndCarry();
                     EXPECT_TRUE(plan.events.empty());
-                    EXPECT_EQ(CountActions<StopProbe>(plan), 1);
+                    EXPECT_EQ(CountActions<Stop>(plan), 1);
                   }},
         Situation{"TooLittleBudgetForAnyProbeDecidesNothingMeasured",
                   [](json& j) { j["spec"]["throughput"]["maxBudgetFraction"] = 0.001; },
-                  [](PlannerHarness& h) {
-                    Plan plan = h.PassAndCarry();  // 3.6 s < the 5 s minimum reservation
+                  [](SimulatedSweep& h) {
+                    Step plan = h.PassAndCarry();  // 3.6 s < the 5 s minimum reservation
                     const auto* decided = FindEvent<event::ThroughputDecided>(plan);
                     ASSERT_NE(decided, nullptr);
                     EXPECT_EQ(decided->reason, "NothingMeasured");
@@ -272,7 +276,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(ProbePhase, JournalReplayRebuildsTheSameProbesAndDecision) {
   SweepSpec spec = ParseSweep(ProbeSweep()).value();
-  PlannerHarness h(spec);
+  SimulatedSweep h(spec);
   for (double rate : {1000.0, 1000.0, 1800.0, 1700.0, 1600.0}) ProbeOnce(h, rate, 0.1);
   h.PassAndCarry();
   SweepModel replayed(spec);

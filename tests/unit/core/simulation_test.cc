@@ -19,14 +19,14 @@
 #include "operator/core/random.h"
 #include "operator/core/sweep_model.h"
 #include "tests/fixtures/simulated-trainer/simulated_trainer.h"
-#include "tests/unit/core/planner_harness.h"
+#include "tests/unit/core/simulated_sweep.h"
 #include "tests/unit/core/sweep_fixture.h"
 
 namespace bsw {
 namespace {
 
 using nlohmann::json;
-using testing::PlannerHarness;
+using testing::SimulatedSweep;
 
 struct SimOptions {
   Algorithm algorithm = Algorithm::kAsha;
@@ -75,33 +75,31 @@ SweepSpec SimSpec(const SimOptions& o) {
 // A backend whose trials run on the simulated clock.
 class SimBackend {
  public:
-  SimBackend(PlannerHarness& h, const SimOptions& o, SimResult& result)
+  SimBackend(SimulatedSweep& h, const SimOptions& o, SimResult& result)
       : h_(h), o_(o), result_(result), rng_(MixSeed(o.seed, 77)) {}
 
-  void Carry(const Plan& plan) {
-    for (const Action& action : plan.actions) {
-      std::visit(Overloaded{[&](const StartSegment& a) { Start(a); },
-                            [&](const StopSegment& a) {
-                              auto it = runs_.find({h_.model().TrialName(a.trial), a.segment});
-                              if (it != runs_.end() && !it->second.stop_at) {
-                                it->second.stop_at = h_.now() + 1;
-                              }
-                            },
-                            [&](const SetDeadline& a) {
-                              h_.observed()
-                                  .segments.at({h_.model().TrialName(a.trial), a.segment})
-                                  .deadline_unix_seconds = a.deadline;
-                            },
-                            [&](const auto&) {
-                              result_.violations.push_back("a probe action; nothing probes here");
-                            }},
-                 action);
+  void Carry(const Step& plan) {
+    for (const StepAction& action : plan.actions) {
+      std::visit(
+          Overloaded{
+              [&](const Launch& a) { Start(a); },
+              [&](const Stop& a) {
+                auto it = runs_.find({a.name, a.segment});
+                if (it != runs_.end() && !it->second.stop_at) {
+                  it->second.stop_at = h_.now() + 1;
+                }
+              },
+              [&](const MoveDeadline& a) {
+                h_.observed().segments.at({a.name, a.segment}).deadline_unix_seconds = a.deadline;
+              }},
+          action);
     }
   }
 
-  void Start(const StartSegment& a) {
-    const std::string name = h_.model().TrialName(a.trial);
-    auto key = std::make_pair(name, a.segment);
+  void Start(const Launch& a) {
+    const std::string& name = a.spec.trial;
+    const int64_t index = h_.model().FindTrial(name).value();
+    auto key = std::make_pair(name, a.spec.segment);
     if (h_.observed().segments.contains(key)) return;  // Start is idempotent
     for (const auto& [k, run] : runs_) {
       if (k.first == name && !run.ended) {
@@ -110,24 +108,24 @@ class SimBackend {
       }
     }
     Run run;
-    run.trial = a.trial;
-    run.progress = h_.model().trial(a.trial).progress();
-    run.until = a.until;
-    run.seconds_per_unit =
-        4 + 4 * Random(MixSeed(o_.seed, static_cast<uint64_t>(a.trial))).Uniform();
+    run.trial = index;
+    run.progress = h_.model().trial(index).progress();
+    run.until = a.spec.until_resource;
+    run.seconds_per_unit = 4 + 4 * Random(MixSeed(o_.seed, static_cast<uint64_t>(index))).Uniform();
     run.pending_until = h_.now() + std::floor(rng_.Uniform() * 3);
     if (rng_.Uniform() < o_.crash_probability) {
       // Half of the crashes hit while training, half at the exit after the last report
       // (a checkpoint that could not be written).
       double u = rng_.Uniform();
-      run.crash_at = u < 0.5 ? run.progress + (a.until - run.progress) * 2 * u : a.until;
+      run.crash_at = u < 0.5 ? run.progress + (a.spec.until_resource - run.progress) * 2 * u
+                             : a.spec.until_resource;
     }
     runs_[key] = run;
     SegmentStatus s;
     s.trial = name;
-    s.segment = a.segment;
+    s.segment = a.spec.segment;
     s.devices = o_.gpus;
-    s.deadline_unix_seconds = a.deadline;
+    s.deadline_unix_seconds = a.spec.deadline_unix_seconds;
     h_.observed().segments[key] = s;
   }
 
@@ -180,7 +178,7 @@ class SimBackend {
     bool ended = false;
   };
 
-  PlannerHarness& h_;
+  SimulatedSweep& h_;
   SimOptions o_;
   SimResult& result_;
   Random rng_;
@@ -191,7 +189,7 @@ class SimBackend {
 SimResult Simulate(const SimOptions& o) {
   SimResult result;
   SweepSpec spec = SimSpec(o);
-  PlannerHarness h(spec);
+  SimulatedSweep h(spec);
   SimBackend backend(h, o, result);
   result.budget_device_seconds = spec.budget_gpu_hours * 3600;
   constexpr int kMaxPasses = 20'000;

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "operator/core/decisions.h"
-#include "tests/unit/core/planner_harness.h"
+#include "tests/unit/core/simulated_sweep.h"
 
 namespace bsw::decisions {
 namespace {
@@ -317,7 +317,7 @@ TEST(ReconcileTrials, ATrialTheBudgetCannotLaunchIsStoppedWithTheDenial) {
 }
 
 TEST(ReconcileTrials, JournaledSegmentsTheBackendLostAreStartedAgainAndHoldTheirSlots) {
-  testing::PlannerHarness h(Spec());
+  testing::SimulatedSweep h(Spec());
   h.Pass();  // two trials created and launched, not started by the backend
   Observed observed = h.observed();
   PlannerOptions options;
@@ -331,7 +331,7 @@ TEST(ReconcileTrials, JournaledSegmentsTheBackendLostAreStartedAgainAndHoldTheir
 // Issue 39: a launch journaled before a crash and started after its deadline was killed at once,
 // and its trial ended for good as Stopped (DeadlineExceeded) without having trained.
 TEST(ReconcileTrials, JournaledSegmentsWhoseReservationLapsedEndUnchargedAndAreAdmittedAgain) {
-  testing::PlannerHarness h(Spec());
+  testing::SimulatedSweep h(Spec());
   h.Pass();  // two trials created and launched, not started by the backend
   Observed observed = h.observed();
   PlannerOptions options;
@@ -366,7 +366,7 @@ TEST(ReconcileTrials, JournaledSegmentsWhoseReservationLapsedEndUnchargedAndAreA
 }
 
 TEST(StopEverything, StopsLiveSegmentsAndTrialsWaitingForOne) {
-  testing::PlannerHarness h(Spec());
+  testing::SimulatedSweep h(Spec());
   h.PassAndCarry();  // trials 0 and 1 run
   h.Advance(10);
   h.Exit(1, 1);  // trial 1 fails with a retry left

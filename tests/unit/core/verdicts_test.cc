@@ -8,14 +8,14 @@
 #include <vector>
 
 #include "operator/core/decisions.h"
-#include "tests/unit/core/planner_harness.h"
+#include "tests/unit/core/simulated_sweep.h"
 
 namespace bsw {
 namespace {
 
 using nlohmann::json;
 using testing::CountEvents;
-using testing::PlannerHarness;
+using testing::SimulatedSweep;
 
 // A stop-mode sweep with rungs 1 and 3 epochs: the same rungs for every reductionFactor from 3
 // up, so a journal of one factor applies under another.
@@ -31,7 +31,7 @@ SweepSpec TwoRungSweep(int reduction_factor) {
 // Runs the sweep to its end: every trial reports a value at epoch 1 that rises with its index
 // (so each new value is the best so far and the early ones are cut as better ones arrive), and
 // exits at epoch 3 when it gets there.
-std::vector<Event> RecordedSweep(PlannerHarness& h) {
+std::vector<Event> RecordedSweep(SimulatedSweep& h) {
   for (int pass = 0; pass < 100 && !h.model().finished(); ++pass) {
     h.PassAndCarry();
     h.Advance(10);
@@ -79,25 +79,32 @@ std::vector<std::string> History(const SweepModel& model) {
 }
 
 TEST(RungVerdicts, EachStopModeVerdictIsJournaledOnceBeforeTheStopItCauses) {
-  PlannerHarness h(TwoRungSweep(3));
+  SimulatedSweep h(TwoRungSweep(3));
   h.PassAndCarry();
   h.Advance(10);
   h.Report(0, 1, 0.5);
   h.Report(1, 1, 0.4);
   h.Report(2, 1, 0.3);
-  Plan plan = h.PassAndCarry();
-  ASSERT_EQ(CountEvents<event::RungVerdict>(plan), 3);
-  EXPECT_TRUE(std::holds_alternative<event::RungVerdict>(plan.events[0]));
-  EXPECT_EQ(std::get<event::RungVerdict>(plan.events[0]).verdict, Verdict::kContinue);
-  EXPECT_EQ(std::get<event::RungVerdict>(plan.events[1]).verdict, Verdict::kStop);
-  EXPECT_EQ(std::get<event::RungVerdict>(plan.events[1]).rung, 0);
-  EXPECT_DOUBLE_EQ(std::get<event::RungVerdict>(plan.events[1]).resource, 1);
+  Step plan = h.PassAndCarry();
+  // One batch: the values first, then their verdicts, then what the verdicts cause.
+  std::vector<event::RungVerdict> verdicts;
+  for (size_t i = 0; i < plan.events.size(); ++i) {
+    if (const auto* v = std::get_if<event::RungVerdict>(&plan.events[i])) {
+      EXPECT_TRUE(std::holds_alternative<event::ValueRecorded>(plan.events.at(i - 3)));
+      verdicts.push_back(*v);
+    }
+  }
+  ASSERT_EQ(verdicts.size(), 3u);
+  EXPECT_EQ(verdicts[0].verdict, Verdict::kContinue);
+  EXPECT_EQ(verdicts[1].verdict, Verdict::kStop);
+  EXPECT_EQ(verdicts[1].rung, 0);
+  EXPECT_DOUBLE_EQ(verdicts[1].resource, 1);
   const auto* stopped = testing::FindEvent<event::TrialStopped>(plan);
   ASSERT_NE(stopped, nullptr);
   EXPECT_EQ(stopped->trial, 1);
-  EXPECT_EQ(stopped->message, std::get<event::RungVerdict>(plan.events[1]).message);
-  EXPECT_TRUE(h.model().unrecorded_verdicts().empty());
-  EXPECT_TRUE(h.model().trial(1).rung_verdicts.at(1).recorded);
+  EXPECT_EQ(stopped->message, verdicts[1].message);
+  EXPECT_TRUE(h.model().unjudged().empty());
+  EXPECT_EQ(h.model().trial(1).rung_verdicts.at(1).verdict, Verdict::kStop);
   EXPECT_EQ(h.model().continued(0), 1);
   EXPECT_EQ(CountEvents<event::RungVerdict>(h.PassAndCarry()), 0);
 }
@@ -121,7 +128,7 @@ TEST(RungVerdicts, RoundTripThroughTheJournalsJson) {
 }
 
 TEST(RungVerdicts, AJournalReplaysToTheSameHistoryUnderAnotherReductionFactor) {
-  PlannerHarness h(TwoRungSweep(3));
+  SimulatedSweep h(TwoRungSweep(3));
   std::vector<Event> journal = RecordedSweep(h);
   ASSERT_THAT(h.apply_failures(), ::testing::IsEmpty());
   ASSERT_GT(h.model().count(TrialPhase::kStopped), 0);
@@ -135,28 +142,60 @@ TEST(RungVerdicts, AJournalReplaysToTheSameHistoryUnderAnotherReductionFactor) {
     for (TrialPhase phase : {TrialPhase::kCompleted, TrialPhase::kStopped}) {
       EXPECT_EQ(replayed->count(phase), h.model().count(phase));
     }
-    EXPECT_TRUE(replayed->unrecorded_verdicts().empty());
+    EXPECT_TRUE(replayed->unjudged().empty());
   }
-  // Recomputed under the other factor, the same values would have decided otherwise: the test
-  // would catch a replay that re-decides.
-  EXPECT_NE(History(Replay(TwoRungSweep(6), WithoutVerdicts(journal))), History(h.model()));
+  // Judged under the other factor, the same values would have decided otherwise: the test would
+  // catch a replay that re-decides.
+  SweepModel rejudged = Replay(TwoRungSweep(6), WithoutVerdicts(journal));
+  for (const Event& e : decisions::JudgeValues(rejudged, h.now())) {
+    ASSERT_TRUE(rejudged.Apply(e).ok());
+  }
+  EXPECT_NE(History(rejudged), History(h.model()));
 }
 
 TEST(RungVerdicts, AJournalWrittenBeforeVerdictsWereJournaledReplaysToTheSameHistory) {
-  PlannerHarness h(TwoRungSweep(3));
+  SimulatedSweep h(TwoRungSweep(3));
   std::vector<Event> journal = RecordedSweep(h);
   SweepModel old = Replay(TwoRungSweep(3), WithoutVerdicts(journal));
-  EXPECT_EQ(History(old), History(h.model()));
-  EXPECT_EQ(old.continued(0), h.model().continued(0));
-  // Its verdicts are derived until the first pass records them, once.
-  const size_t derived = old.unrecorded_verdicts().size();
-  EXPECT_EQ(derived, static_cast<size_t>(h.model().trial_count()));
-  std::vector<Event> recorded = decisions::RecordVerdicts(old, h.now());
-  ASSERT_EQ(recorded.size(), derived);
+  // Its values wait for their verdicts, which the first pass records once: each as its rung said
+  // when the value arrived, so the history is the one the sweep had.
+  const size_t unjudged = old.unjudged().size();
+  EXPECT_EQ(unjudged, static_cast<size_t>(h.model().trial_count()));
+  std::vector<Event> recorded = decisions::JudgeValues(old, h.now());
+  ASSERT_EQ(recorded.size(), unjudged);
   for (const Event& e : recorded) ASSERT_TRUE(old.Apply(e).ok());
-  EXPECT_TRUE(old.unrecorded_verdicts().empty());
+  EXPECT_TRUE(old.unjudged().empty());
+  EXPECT_TRUE(decisions::JudgeValues(old, h.now()).empty());
   EXPECT_EQ(History(old), History(h.model()));
   EXPECT_EQ(old.continued(0), h.model().continued(0));
+  // The messages too, word for word.
+  for (const Event& e : recorded) {
+    const auto& v = std::get<event::RungVerdict>(e);
+    EXPECT_EQ(v.message, h.model().trial(v.trial).rung_verdicts.at(v.resource).message);
+  }
+}
+
+// A pass's batch is one append, but a crash may leave any prefix of it journaled (the local
+// journal writes record by record; the cluster's trial log spans several objects). Cut after
+// every event, the journal replays, and the next pass's Decide goes on from it: a verdict it
+// records for a value the cut left unjudged is the one the whole journal has.
+TEST(RungVerdicts, AJournalCutAfterAnyEventReplaysAndTheNextPassJudgesAsTheWholeOneDid) {
+  SimulatedSweep h(TwoRungSweep(3));
+  std::vector<Event> journal = RecordedSweep(h);
+  for (size_t cut = 0; cut <= journal.size(); ++cut) {
+    SweepModel prefix = Replay(TwoRungSweep(3), {journal.begin(), journal.begin() + cut});
+    Observation nothing;
+    nothing.now = h.now();
+    StatusOr<Step> step = Decide(prefix, nothing, Ledger(3600), PassMemory{}, std::nullopt);
+    ASSERT_TRUE(step.ok()) << "cut after event " << cut << ": " << step.status().message();
+    for (const Event& e : step->events) {
+      const auto* v = std::get_if<event::RungVerdict>(&e);
+      if (v == nullptr) continue;
+      const RungVerdict& whole = h.model().trial(v->trial).rung_verdicts.at(v->resource);
+      EXPECT_EQ(v->verdict, whole.verdict) << "cut after event " << cut;
+      EXPECT_EQ(v->message, whole.message) << "cut after event " << cut;
+    }
+  }
 }
 
 TEST(RungVerdicts, APromotionIsTheVerdictOfAPausedTrialsRecord) {
@@ -171,7 +210,7 @@ TEST(RungVerdicts, APromotionIsTheVerdictOfAPausedTrialsRecord) {
   value.resource = 1;
   value.value = 0.5;
   ASSERT_TRUE(model.Apply(value).ok());
-  EXPECT_TRUE(model.unrecorded_verdicts().empty()) << "pause mode decides at promotion";
+  EXPECT_TRUE(model.unjudged().empty()) << "pause mode decides at promotion";
   event::TrialPromoted promoted{.at = 2, .trial = 0};
   promoted.rung = 0;
   ASSERT_TRUE(model.Apply(promoted).ok());

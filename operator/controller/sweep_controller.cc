@@ -213,6 +213,11 @@ StatusOr<bool> SweepController::AllSegmentsEnded() {
   return true;
 }
 
+StatusOr<bool> SweepController::Done() {
+  if (!model_->finished()) return false;
+  return AllSegmentsEnded();
+}
+
 nlohmann::json SweepController::StatusJson() const {
   if (interrupted_) {
     return InterruptedStatus(*model_, ledger_, memory_.conditions, live_trials_,

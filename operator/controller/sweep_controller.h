@@ -61,6 +61,10 @@ class SweepController {
   // Whether every segment the backend knows of has ended.
   StatusOr<bool> AllSegmentsEnded();
 
+  // Whether the sweep is done: finished, and every segment it started has ended (its trials
+  // stopped). The local run loop and the Kubernetes reconciler both stop passing on it.
+  StatusOr<bool> Done();
+
   const SweepModel& model() const { return *model_; }
   const Ledger& ledger() const { return ledger_; }
   // The latest metrics of each running trial, by trial name.

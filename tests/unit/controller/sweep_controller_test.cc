@@ -10,6 +10,7 @@
 
 #include "operator/controller/journal.h"
 #include "operator/core/api.h"
+#include "tests/fakes/memory_event_log.h"
 #include "tests/mocks/fake_clock.h"
 #include "tests/mocks/mock_metric_source.h"
 #include "tests/mocks/mock_trial_backend.h"
@@ -365,6 +366,29 @@ TEST_F(SweepControllerTest, BackendErrors_ArePassedUpAndNothingIsDecided) {
   StatusOr<Step> plan = controller.Pass();
   EXPECT_FALSE(plan.ok());
   EXPECT_EQ(JournalText(), "");
+}
+
+TEST_F(SweepControllerTest, Done_OnlyOnceFinishedAndEverySegmentEnded) {
+  MemoryEventLog log;
+  SweepController controller(spec_, &backend_, &metrics_, &log, &clock_);
+  ASSERT_TRUE(controller.Recover().ok());
+  ASSERT_TRUE(controller.Pass().ok());
+  EXPECT_FALSE(controller.Done().value()) << "running, not finished";
+
+  ASSERT_TRUE(log.Append({event::SweepFinished{.at = clock_.NowUnixSeconds(),
+                                               .phase = SweepPhase::kCompleted}})
+                  .ok());
+  SweepController finished(spec_, &backend_, &metrics_, &log, &clock_);
+  ASSERT_TRUE(finished.Recover().ok());
+  ASSERT_TRUE(finished.model().finished());
+  EXPECT_FALSE(finished.Done().value()) << "finished, but its segments still run";
+
+  for (SegmentStatus& s : segments_) s.state = SegmentState::kSucceeded;
+  EXPECT_TRUE(finished.Done().value());
+
+  EXPECT_CALL(backend_, List())
+      .WillOnce(Return(StatusOr<std::vector<SegmentStatus>>(UnavailableError("down"))));
+  EXPECT_EQ(finished.Done().status().code(), StatusCode::kUnavailable);
 }
 
 // Issue #23: a trial pod that admission refuses (Pod Security "restricted" and a root user) can

@@ -22,7 +22,7 @@
 #include "operator/adapters/observability/request_authorizer.h"
 #include "operator/adapters/observability/tls_identity.h"
 #include "operator/adapters/system_clock.h"
-#include "operator/controller/sweep_reconciler.h"
+#include "operator/controller/kube/sweep_reconciler.h"
 #include "operator/core/reason.h"
 
 namespace bsw {

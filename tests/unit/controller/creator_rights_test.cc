@@ -1,7 +1,7 @@
 // The check of a sweep's creator (creator_rights.h) with a fake AccessReviewer: what is read from
 // the annotations, which rights are asked about, and the messages. On the real API server with
 // the chart's MutatingAdmissionPolicy: tests/cluster/creator_rights_test.sh.
-#include "operator/controller/creator_rights.h"
+#include "operator/controller/kube/creator_rights.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 // HTTP, and a FakeNode plays the kubelet and the trainers. The same reconciler runs on the real
 // test cluster in tests/cluster/operator_test.sh; these tests need no cluster and add the faults
 // a real server does not produce on demand (a 409 on status, a 410 on a watch).
-#include "operator/controller/sweep_reconciler.h"
+#include "operator/controller/kube/sweep_reconciler.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
-#ifndef BSW_CONTROLLER_SWEEP_RECONCILER_H_
-#define BSW_CONTROLLER_SWEEP_RECONCILER_H_
+#ifndef BSW_CONTROLLER_KUBE_SWEEP_RECONCILER_H_
+#define BSW_CONTROLLER_KUBE_SWEEP_RECONCILER_H_
 
 #include <atomic>
 #include <functional>
@@ -155,4 +155,4 @@ class SweepReconciler {
 
 }  // namespace bsw
 
-#endif  // BSW_CONTROLLER_SWEEP_RECONCILER_H_
+#endif  // BSW_CONTROLLER_KUBE_SWEEP_RECONCILER_H_

@@ -1,4 +1,4 @@
-#include "operator/controller/creator_rights.h"
+#include "operator/controller/kube/creator_rights.h"
 
 namespace bsw {
 namespace {

@@ -1,5 +1,5 @@
-#ifndef BSW_CONTROLLER_CREATOR_RIGHTS_H_
-#define BSW_CONTROLLER_CREATOR_RIGHTS_H_
+#ifndef BSW_CONTROLLER_KUBE_CREATOR_RIGHTS_H_
+#define BSW_CONTROLLER_KUBE_CREATOR_RIGHTS_H_
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -49,4 +49,4 @@ struct CreatorVerdict {
 
 }  // namespace bsw
 
-#endif  // BSW_CONTROLLER_CREATOR_RIGHTS_H_
+#endif  // BSW_CONTROLLER_KUBE_CREATOR_RIGHTS_H_

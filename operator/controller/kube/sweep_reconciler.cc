@@ -1,4 +1,4 @@
-#include "operator/controller/sweep_reconciler.h"
+#include "operator/controller/kube/sweep_reconciler.h"
 
 #include <exception>
 #include <utility>
@@ -8,7 +8,7 @@
 #include "operator/adapters/kube/json_log.h"
 #include "operator/adapters/kube/resources.h"
 #include "operator/adapters/prometheus/api_source.h"
-#include "operator/controller/creator_rights.h"
+#include "operator/controller/kube/creator_rights.h"
 #include "operator/core/api.h"
 #include "operator/core/spec_edits.h"
 #include "operator/core/sweep_status.h"

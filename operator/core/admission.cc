@@ -1,9 +1,12 @@
+#include "operator/core/admission.h"
+
 #include <algorithm>
 #include <set>
 
-#include "operator/core/decisions.h"
 #include "operator/core/population.h"
+#include "operator/core/pricing.h"
 #include "operator/core/tpe.h"
+#include "operator/core/trial_decisions.h"
 
 namespace bsw::decisions {
 namespace {

@@ -1,4 +1,4 @@
-#include "operator/core/decisions.h"
+#include "operator/core/conditions.h"
 
 namespace bsw::decisions {
 

@@ -1,6 +1,8 @@
+#include "operator/core/deadline_decision.h"
+
 #include <algorithm>
 
-#include "operator/core/decisions.h"
+#include "operator/core/pricing.h"
 
 namespace bsw::decisions {
 namespace {

@@ -100,7 +100,7 @@ std::vector<Event> NewRungValues(const SweepModel& model, const Observed& observ
 // The planner's part of a pass (Decide, step.h): from the model with the pass's rung values and
 // their verdicts applied, what the backend and metrics show, and the ledger, the events to record
 // and the backend actions to take, with the conditions to publish. Pure: the same inputs give the
-// same plan. The decisions it is made of are in decisions.h.
+// same plan. The decisions it is made of are in decision_part.h and the headers it names.
 Plan ComputePlan(const SweepModel& model, const Observed& observed, const Ledger& ledger,
                  double now, const PlannerOptions& options = {});
 

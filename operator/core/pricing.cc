@@ -1,7 +1,9 @@
+#include "operator/core/pricing.h"
+
 #include <algorithm>
 #include <span>
 
-#include "operator/core/decisions.h"
+#include "operator/core/decision_part.h"
 
 namespace bsw::decisions {
 namespace {

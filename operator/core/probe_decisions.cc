@@ -1,6 +1,9 @@
+#include "operator/core/probe_decisions.h"
+
 #include <algorithm>
 
-#include "operator/core/decisions.h"
+#include "operator/core/admission.h"
+#include "operator/core/pricing.h"
 
 namespace bsw::decisions {
 namespace {

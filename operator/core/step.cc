@@ -3,9 +3,10 @@
 #include <algorithm>
 
 #include "base/overloaded.h"
-#include "operator/core/decisions.h"
 #include "operator/core/read_error.h"
 #include "operator/core/sweep_status.h"
+#include "operator/core/trial_decisions.h"
+#include "operator/core/verdict_decision.h"
 
 namespace bsw {
 namespace {

@@ -1,7 +1,11 @@
+#include "operator/core/trial_decisions.h"
+
 #include <algorithm>
 
 #include "contract/trainer_exit_codes.h"
-#include "operator/core/decisions.h"
+#include "operator/core/admission.h"
+#include "operator/core/deadline_decision.h"
+#include "operator/core/pricing.h"
 
 namespace bsw::decisions {
 namespace {

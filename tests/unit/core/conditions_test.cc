@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "operator/core/decisions.h"
+#include "operator/core/conditions.h"
 #include "tests/unit/core/simulated_sweep.h"
 
 namespace bsw::decisions {

@@ -7,7 +7,7 @@
 #include <ostream>
 #include <string>
 
-#include "operator/core/decisions.h"
+#include "operator/core/deadline_decision.h"
 #include "tests/unit/core/simulated_sweep.h"
 
 namespace bsw::decisions {

@@ -13,7 +13,8 @@
 #include <vector>
 
 #include "operator/core/api.h"
-#include "operator/core/decisions.h"
+#include "operator/core/admission.h"
+#include "operator/core/trial_decisions.h"
 #include "tests/unit/core/simulated_sweep.h"
 
 namespace bsw {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "nlohmann/json.hpp"
-#include "operator/core/decisions.h"
+#include "operator/core/pricing.h"
 #include "tests/unit/core/sweep_fixture.h"
 
 namespace bsw::decisions {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "operator/core/decisions.h"
+#include "operator/core/verdict_decision.h"
 #include "tests/unit/core/simulated_sweep.h"
 
 namespace bsw {

@@ -6,29 +6,38 @@
 namespace bsw {
 namespace {
 
+// The length of the UTF-8 sequence that lead byte `lead` starts; 0 for none.
+size_t SequenceLength(unsigned char lead) {
+  if (lead < 0x80) return 1;
+  if ((lead >> 5) == 0x6) return 2;
+  if ((lead >> 4) == 0xE) return 3;
+  return (lead >> 3) == 0x1E ? 4 : 0;
+}
+
+// Whether a sequence of `length` bytes led by `lead`, then `second`, is an overlong form, a
+// surrogate or a code point past U+10FFFF: none of them is valid UTF-8.
+bool Forbidden(size_t length, unsigned char lead, unsigned char second) {
+  switch (length) {
+    case 2:
+      return lead < 0xC2;
+    case 3:
+      return (lead == 0xE0 && second < 0xA0) || (lead == 0xED && second >= 0xA0);
+    case 4:
+      return (lead == 0xF0 && second < 0x90) || lead > 0xF4 || (lead == 0xF4 && second >= 0x90);
+    default:
+      return false;
+  }
+}
+
 // The length of the valid UTF-8 sequence at the start of `text`, or 0 when it is not one.
 size_t Utf8Length(std::string_view text) {
   auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
-  unsigned char lead = byte(0);
-  size_t length = lead < 0x80           ? 1
-                  : (lead >> 5) == 0x6  ? 2
-                  : (lead >> 4) == 0xE  ? 3
-                  : (lead >> 3) == 0x1E ? 4
-                                        : 0;
+  size_t length = SequenceLength(byte(0));
   if (length == 0 || length > text.size()) return 0;
   for (size_t i = 1; i < length; ++i) {
     if ((byte(i) & 0xC0) != 0x80) return 0;
   }
-  // Overlong forms, surrogates and code points past U+10FFFF are not valid UTF-8.
-  if (length == 2 && lead < 0xC2) return 0;
-  if (length == 3 && ((lead == 0xE0 && byte(1) < 0xA0) || (lead == 0xED && byte(1) >= 0xA0))) {
-    return 0;
-  }
-  if (length == 4 &&
-      ((lead == 0xF0 && byte(1) < 0x90) || lead > 0xF4 || (lead == 0xF4 && byte(1) >= 0x90))) {
-    return 0;
-  }
-  return length;
+  return length > 1 && Forbidden(length, byte(0), byte(1)) ? 0 : length;
 }
 
 // `line` with invalid bytes as '?' and control characters other than tab dropped.

@@ -25,49 +25,70 @@ double PoolHeld(const PoolAccounts& accounts) {
   return held;
 }
 
+namespace {
+
+// What the other sweeps of a pool hold, as one sweep (`key`, holding `held` in the current
+// period) sees them.
+struct Others {
+  double held = 0;
+  double reserved = 0;
+  double inactive_held = 0;
+  std::vector<double> active_held;
+  // Whether the sweep waits first among the starved ones (its own account said starved).
+  bool starved = false;
+};
+
+Others OthersOf(const PoolAccounts& accounts, const std::string& key, double held, bool starved) {
+  Others others;
+  others.starved = starved;
+  for (const auto& [k, account] : accounts) {
+    if (k == key) continue;
+    others.held += account.held();
+    others.reserved += account.reserved_device_seconds;
+    if (!account.active) {
+      others.inactive_held += account.held();
+      continue;
+    }
+    double other = account.held();
+    others.active_held.push_back(other);
+    // Of the starved sweeps, the one holding least (then the first key) goes first: a sweep
+    // whose passes come sooner cannot take every remainder from one that waits longer.
+    if (account.starved && (other < held || (other == held && k < key))) others.starved = false;
+  }
+  return others;
+}
+
+// What the sweep may take of `pool_left`: each active sweep is entitled to an equal part of what
+// the inactive ones do not hold; the part another active sweep has not taken yet is kept for it,
+// scaled down when sweeps that took more than theirs left too little to keep every part whole. A
+// starved sweep first in line takes all that is left while nobody else holds a reservation.
+double FairShare(double budget, const Others& others, double held, double pool_left) {
+  double entitlement = std::max(0.0, budget - others.inactive_held) /
+                       static_cast<double>(others.active_held.size() + 1);
+  double others_unused = 0;
+  for (double h : others.active_held) others_unused += std::max(0.0, entitlement - h);
+  double unused = others_unused + std::max(0.0, entitlement - held);
+  double kept = unused <= pool_left ? others_unused : pool_left * others_unused / unused;
+  return others.starved && others.reserved <= 0 ? pool_left : pool_left - kept;
+}
+
+}  // namespace
+
 PoolCap CapOf(const PoolSpec& pool, const PoolAccounts& accounts, const std::string& key,
               double held_device_seconds) {
   double held = held_device_seconds;  // in the current period, once the carried part is off
   const double budget = pool.gpu_hours * 3600;
-  double others_held = 0;
-  double others_reserved = 0;
-  double inactive_held = 0;
-  std::vector<double> others_active_held;
   bool starved = false;
-  auto mine = accounts.find(key);
-  if (mine != accounts.end()) {
+  if (auto mine = accounts.find(key); mine != accounts.end()) {
     starved = mine->second.starved;
     held -= mine->second.carried_device_seconds;
   }
-  for (const auto& [k, account] : accounts) {
-    if (k == key) continue;
-    others_held += account.held();
-    others_reserved += account.reserved_device_seconds;
-    if (!account.active) {
-      inactive_held += account.held();
-      continue;
-    }
-    double other = account.held();
-    others_active_held.push_back(other);
-    // Of the starved sweeps, the one holding least (then the first key) goes first: a sweep
-    // whose passes come sooner cannot take every remainder from one that waits longer.
-    if (account.starved && (other < held || (other == held && k < key))) starved = false;
-  }
-  double pool_left = std::max(0.0, budget - others_held - held);
+  const Others others = OthersOf(accounts, key, held, starved);
+  double pool_left = std::max(0.0, budget - others.held - held);
   double sweep_left = pool.max_per_sweep_gpu_hours
                           ? std::max(0.0, *pool.max_per_sweep_gpu_hours * 3600 - held)
                           : pool_left;
-
-  // Each active sweep is entitled to an equal part of what the inactive ones do not hold; the
-  // part another active sweep has not taken yet is kept for it, scaled down when sweeps that
-  // took more than theirs left too little to keep every part whole.
-  double entitlement =
-      std::max(0.0, budget - inactive_held) / static_cast<double>(others_active_held.size() + 1);
-  double others_unused = 0;
-  for (double h : others_active_held) others_unused += std::max(0.0, entitlement - h);
-  double unused = others_unused + std::max(0.0, entitlement - held);
-  double kept = unused <= pool_left ? others_unused : pool_left * others_unused / unused;
-  double share = starved && others_reserved <= 0 ? pool_left : pool_left - kept;
+  double share = FairShare(budget, others, held, pool_left);
 
   PoolCap cap;
   if (share < std::min(pool_left, sweep_left)) {
@@ -80,7 +101,7 @@ PoolCap CapOf(const PoolSpec& pool, const PoolAccounts& accounts, const std::str
   } else {
     cap.cap_device_seconds = held_device_seconds + pool_left;
     cap.limit = "PoolExhausted";
-    cap.waits = others_reserved > 0;
+    cap.waits = others.reserved > 0;
   }
   return cap;
 }

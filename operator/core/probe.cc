@@ -94,6 +94,59 @@ Config TemplateSettings(const SweepSpec& spec) {
   return out;
 }
 
+namespace {
+
+// Of `pool`, the fastest within kProbeTieFraction, the one with fewer loader workers on a tie.
+const ProbeRun* Fastest(const std::vector<const ProbeRun*>& pool, const Config& baseline_settings) {
+  double fastest = 0;
+  for (const ProbeRun* p : pool) fastest = std::max(fastest, p->figures->samples_per_second);
+  const ProbeRun* winner = nullptr;
+  for (const ProbeRun* p : pool) {
+    if (p->figures->samples_per_second < fastest * (1 - kProbeTieFraction)) continue;
+    if (winner == nullptr || WorkersOf(p->settings, baseline_settings) <
+                                 WorkersOf(winner->settings, baseline_settings)) {
+      winner = p;
+    }
+  }
+  return winner;
+}
+
+// The trials' flags from the winner's settings; with a micro-batch whose effective batch differs
+// from the first candidate's, the linear learning-rate scaling to that reference batch.
+Config TrialArgs(const ThroughputSpec& t, const Config& settings) {
+  Config args = settings;
+  const json* batch = Setting(settings, "batch-size");
+  const json* steps = Setting(settings, "accumulation-steps");
+  if (batch == nullptr || steps == nullptr || t.micro_batches.empty()) return args;
+  const MicroBatch& reference = t.micro_batches.front();
+  int64_t reference_batch = reference.batch_size * reference.accumulation_steps;
+  if (batch->get<int64_t>() * steps->get<int64_t>() != reference_batch) {
+    args.emplace_back("lr-scaling", "linear");
+    args.emplace_back("reference-batch", reference_batch);
+  }
+  return args;
+}
+
+// The decision's message: the winner, and the baseline's figures beside it; a winner that is the
+// baseline says so.
+std::string DecisionMessage(const ThroughputDecision& d, const ThroughputSpec& t,
+                            const ProbeRun& winner, const ProbeRun* baseline,
+                            const Config& baseline_settings, const std::string& suffix) {
+  std::string target = Format("%.2f", t.target_utilization);
+  std::string chosen = &winner == baseline
+                           ? "the baseline (" + SettingsText(baseline_settings) + ")"
+                           : SettingsText(winner.settings);
+  chosen += ": " + FiguresText(*winner.figures);
+  std::string against = baseline == nullptr || baseline == &winner
+                            ? ""
+                            : "; baseline (" + SettingsText(baseline_settings) +
+                                  "): " + FiguresText(*baseline->figures);
+  if (d.target_met) return chosen + ", target " + target + against + suffix;
+  return "no candidate reached utilization " + target + "; fastest " + chosen + against + suffix;
+}
+
+}  // namespace
+
 ThroughputDecision DecideThroughput(const SweepSpec& spec, const std::vector<ProbeRun>& probes,
                                     const std::string& note) {
   const ThroughputSpec& t = spec.throughput;
@@ -117,46 +170,11 @@ ThroughputDecision DecideThroughput(const SweepSpec& spec, const std::vector<Pro
     if (p->figures->utilization() >= t.target_utilization) pool.push_back(p);
   }
   d.target_met = !pool.empty();
-  if (pool.empty()) pool = measured;
-  double fastest = 0;
-  for (const ProbeRun* p : pool) fastest = std::max(fastest, p->figures->samples_per_second);
-  const ProbeRun* winner = nullptr;
-  for (const ProbeRun* p : pool) {
-    if (p->figures->samples_per_second < fastest * (1 - kProbeTieFraction)) continue;
-    if (winner == nullptr || WorkersOf(p->settings, baseline_settings) <
-                                 WorkersOf(winner->settings, baseline_settings)) {
-      winner = p;
-    }
-  }
+  const ProbeRun* winner = Fastest(d.target_met ? pool : measured, baseline_settings);
   d.chosen = winner->index;
-  d.trial_args = winner->settings;
-  const json* batch = Setting(winner->settings, "batch-size");
-  const json* steps = Setting(winner->settings, "accumulation-steps");
-  if (batch != nullptr && steps != nullptr && !t.micro_batches.empty()) {
-    const MicroBatch& reference = t.micro_batches.front();
-    int64_t reference_batch = reference.batch_size * reference.accumulation_steps;
-    if (batch->get<int64_t>() * steps->get<int64_t>() != reference_batch) {
-      d.trial_args.emplace_back("lr-scaling", "linear");
-      d.trial_args.emplace_back("reference-batch", reference_batch);
-    }
-  }
-  std::string target = Format("%.2f", t.target_utilization);
-  // The winner, and the baseline's figures beside it; a winner that is the baseline says so.
-  std::string chosen = winner == baseline ? "the baseline (" + SettingsText(baseline_settings) + ")"
-                                          : SettingsText(winner->settings);
-  chosen += ": " + FiguresText(*winner->figures);
-  std::string against = baseline == nullptr || baseline == winner
-                            ? ""
-                            : "; baseline (" + SettingsText(baseline_settings) +
-                                  "): " + FiguresText(*baseline->figures);
-  if (d.target_met) {
-    d.reason = Reason::kTargetMet;
-    d.message = chosen + ", target " + target + against + suffix;
-  } else {
-    d.reason = Reason::kBelowTarget;
-    d.message =
-        "no candidate reached utilization " + target + "; fastest " + chosen + against + suffix;
-  }
+  d.trial_args = TrialArgs(t, winner->settings);
+  d.reason = d.target_met ? Reason::kTargetMet : Reason::kBelowTarget;
+  d.message = DecisionMessage(d, t, *winner, baseline, baseline_settings, suffix);
   return d;
 }
 

@@ -169,6 +169,31 @@ SegmentEnd ExitedShort(const PlanInput& in, const Trial& t, const SegmentRecord&
   return {Reason::kExitedShort, message};
 }
 
+// How a segment that exited 0 ended: as planned when it reported `until` or the sweep stopped it;
+// else ExitedShort when it was seen short of `until`, or MetricsMissing below the full resource.
+SegmentEnd SucceededEnd(const PlanInput& in, const Trial& t, const SegmentRecord& seg) {
+  if (t.rung_values.contains(seg.until) || t.stop_requested) return {};
+  // A short exit needs evidence: this controller read the trial (or failed to) while it ran. A
+  // segment that ended while the operator or runner was down was never seen by it, and what was
+  // journaled before says nothing of where it ended: it ends as below, as an unread one does.
+  const bool read_while_running = in.observed.metrics.contains(t.name) ||
+                                  in.observed.last_metrics.contains(t.name) ||
+                                  in.observed.last_read_errors.contains(t.name);
+  std::optional<double> reached = LastReported(in, t);
+  if (read_while_running && (!reached || *reached < seg.until)) {
+    return ExitedShort(in, t, seg, reached);
+  }
+  // It said it reached `until`, but its objective there went unread (a Ctrl-C during its linger,
+  // then a resume from its checkpoint at `until`, whose trainer evaluates nothing again), or it
+  // ended unseen.
+  if (seg.until < in.model.rungs().max()) {
+    return {Reason::kMetricsMissing, "exited at " + in.spec().resource_unit +
+                                         Figures(" %g", seg.until) +
+                                         " without reporting the objective there"};
+  }
+  return {};
+}
+
 }  // namespace
 
 std::vector<Event> RefusedEnds(const SweepModel& model,
@@ -201,36 +226,14 @@ std::vector<Event> RefusedEnds(const SweepModel& model,
 
 SegmentEnd EndOf(const PlanInput& in, const Trial& t, const SegmentRecord& seg,
                  const SegmentStatus& st) {
-  const bool reported = t.rung_values.contains(seg.until);
-  if (st.state == SegmentState::kSucceeded) {
-    if (reported || t.stop_requested) return {};
-    // A short exit needs evidence: this controller read the trial (or failed to) while it ran. A
-    // segment that ended while the operator or runner was down was never seen by it, and what was
-    // journaled before says nothing of where it ended: it ends as below, as an unread one does.
-    const bool read_while_running = in.observed.metrics.contains(t.name) ||
-                                    in.observed.last_metrics.contains(t.name) ||
-                                    in.observed.last_read_errors.contains(t.name);
-    std::optional<double> reached = LastReported(in, t);
-    if (read_while_running && (!reached || *reached < seg.until)) {
-      return ExitedShort(in, t, seg, reached);
-    }
-    // It said it reached `until`, but its objective there went unread (a Ctrl-C during its linger,
-    // then a resume from its checkpoint at `until`, whose trainer evaluates nothing again), or it
-    // ended unseen.
-    if (seg.until < in.model.rungs().max()) {
-      return {Reason::kMetricsMissing, "exited at " + in.spec().resource_unit +
-                                           Figures(" %g", seg.until) +
-                                           " without reporting the objective there"};
-    }
-    return {};
-  }
+  if (st.state == SegmentState::kSucceeded) return SucceededEnd(in, t, seg);
   // Stopped at its deadline after it reported the objective at `until` and exited cleanly (exit 0
   // after a reported `until` means its checkpoint there was written): its work was done, and only
   // the trainer's exit after its last value (checkpoint, snapshot, linger), which a reservation
   // does not price, ran into the grace period. It ends as if it had exited first; its charge is
   // what it ran, as for any end.
-  if (st.reason == Reason::kDeadlineExceeded && st.exit_code == kExitOk && reported &&
-      !t.stop_requested) {
+  if (st.reason == Reason::kDeadlineExceeded && st.exit_code == kExitOk &&
+      t.rung_values.contains(seg.until) && !t.stop_requested) {
     return {};
   }
   if (st.exit_code && *st.exit_code == kExitDiverged) {

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <exception>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <utility>
@@ -58,39 +59,52 @@ bool IsLoopbackHost(const std::string& host) {
   return host == "localhost" || host == "::1" || host.starts_with("127.");
 }
 
+// Takes the scheme off `server` and sets url.tls and the scheme's default port; returns what
+// follows the scheme, or nullopt when the scheme is neither https:// nor http://.
+std::optional<std::string> StripScheme(const std::string& server, ServerUrl& url) {
+  if (server.starts_with("https://")) return server.substr(8);
+  if (!server.starts_with("http://")) return std::nullopt;
+  url.tls = false;
+  url.port = 80;
+  return server.substr(7);
+}
+
+// Moves the path after the authority, less trailing slashes, into url.base_path; returns the
+// authority ("host" or "host:port").
+std::string StripBasePath(const std::string& rest, ServerUrl& url) {
+  size_t path_start = rest.find('/');
+  if (path_start == std::string::npos) return rest;
+  url.base_path = rest.substr(path_start);
+  while (url.base_path.ends_with('/')) url.base_path.pop_back();
+  return rest.substr(0, path_start);
+}
+
+// Takes a ":port" suffix (not a colon inside an IPv6 literal's brackets) off `authority` into
+// `port`; false when the suffix is not a port number from 1 to 65535.
+bool StripPort(std::string& authority, int& port) {
+  size_t port_sep = authority.rfind(':');
+  size_t bracket_end = authority.rfind(']');
+  if (port_sep == std::string::npos ||
+      (bracket_end != std::string::npos && port_sep < bracket_end)) {
+    return true;
+  }
+  std::string digits = authority.substr(port_sep + 1);
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
+  authority = authority.substr(0, port_sep);
+  return ec == std::errc() && end == digits.data() + digits.size() && port > 0 && port <= 65535;
+}
+
 StatusOr<ServerUrl> ParseServer(const std::string& server) {
   ServerUrl url;
-  std::string rest;
-  if (server.starts_with("https://")) {
-    rest = server.substr(8);
-  } else if (server.starts_with("http://")) {
-    url.tls = false;
-    url.port = 80;
-    rest = server.substr(7);
-  } else {
-    return InvalidArgumentError("server '" + server + "' is not an https:// URL");
+  std::optional<std::string> rest = StripScheme(server, url);
+  if (!rest) return InvalidArgumentError("server '" + server + "' is not an https:// URL");
+  std::string host = StripBasePath(*rest, url);
+  if (!StripPort(host, url.port)) {
+    return InvalidArgumentError("server '" + server + "' has a bad port");
   }
-  size_t path_start = rest.find('/');
-  if (path_start != std::string::npos) {
-    url.base_path = rest.substr(path_start);
-    while (url.base_path.ends_with('/')) url.base_path.pop_back();
-    rest = rest.substr(0, path_start);
-  }
-  size_t port_sep = rest.rfind(':');
-  size_t bracket_end = rest.rfind(']');
-  if (port_sep != std::string::npos &&
-      (bracket_end == std::string::npos || port_sep > bracket_end)) {
-    std::string port = rest.substr(port_sep + 1);
-    auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), url.port);
-    if (ec != std::errc() || end != port.data() + port.size() || url.port <= 0 ||
-        url.port > 65535) {
-      return InvalidArgumentError("server '" + server + "' has a bad port");
-    }
-    rest = rest.substr(0, port_sep);
-  }
-  if (rest.starts_with('[') && rest.ends_with(']')) rest = rest.substr(1, rest.size() - 2);
-  if (rest.empty()) return InvalidArgumentError("server '" + server + "' has no host");
-  url.host = rest;
+  if (host.starts_with('[') && host.ends_with(']')) host = host.substr(1, host.size() - 2);
+  if (host.empty()) return InvalidArgumentError("server '" + server + "' has no host");
+  url.host = host;
   if (!url.tls && !IsLoopbackHost(url.host)) {
     return InvalidArgumentError("server '" + server +
                                 "' uses plain http, which is allowed only on loopback");
@@ -126,6 +140,60 @@ class Query {
   std::string text_;
 };
 
+// The events of one watch response: its body cut at newlines, however the bytes were chunked,
+// each line handed on as an event; a malformed or ERROR event stops the stream.
+class WatchStream {
+ public:
+  WatchStream(const std::string& context, const std::function<void(const WatchEvent&)>& on_event)
+      : context_(context), on_event_(on_event) {}
+
+  // Takes the next chunk of the body; false once an event stopped the stream (error() says why).
+  bool Consume(std::string_view chunk) {
+    pending_.append(chunk);
+    size_t line_start = 0;
+    for (size_t newline; (newline = pending_.find('\n', line_start)) != std::string::npos;
+         line_start = newline + 1) {
+      if (!ConsumeLine(std::string_view(pending_.data() + line_start, newline - line_start))) {
+        return false;
+      }
+    }
+    pending_.erase(0, line_start);
+    return true;
+  }
+
+  const Status& error() const { return error_; }
+
+  // "; dropped N bytes of an incomplete event" when the body ended inside an event, else "".
+  std::string Dropped() const {
+    if (pending_.find_first_not_of(" \t\r") == std::string::npos) return std::string();
+    return "; dropped " + std::to_string(pending_.size()) + " bytes of an incomplete event";
+  }
+
+ private:
+  bool ConsumeLine(std::string_view line) {
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) return true;
+    Json event = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!event.is_object() || !event.contains("type") || !event["type"].is_string() ||
+        !event.contains("object")) {
+      error_ = UnavailableError(context_ +
+                                ": malformed watch event: " + std::string(line.substr(0, 200)));
+      return false;
+    }
+    std::string type = event["type"].get<std::string>();
+    if (type == "ERROR") {
+      error_ = StatusFromApiStatus(event["object"], context_ + ": watch ERROR event");
+      return false;
+    }
+    on_event_(WatchEvent{std::move(type), std::move(event["object"])});
+    return true;
+  }
+
+  const std::string context_;
+  const std::function<void(const WatchEvent&)>& on_event_;
+  std::string pending_;  // bytes of an event whose newline has not arrived yet
+  Status error_;
+};
+
 std::string Trim(const std::string& text) {
   size_t begin = text.find_first_not_of(" \t\r\n");
   if (begin == std::string::npos) return std::string();
@@ -137,6 +205,16 @@ double RetryAfterSeconds(const httplib::Response& response) {
   int seconds = 0;
   auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), seconds);
   return ec == std::errc() && seconds > 0 ? seconds : 0;
+}
+
+// How long to wait before retrying a request the server answered with `http_status` (other than
+// a 401): its Retry-After for a 429 or a 5xx, else the backoff for a 429 and for a read-only 5xx;
+// -1 when the answer is final.
+double RetryWaitSeconds(int http_status, double retry_after, double backoff, bool read_only) {
+  if (http_status == 429) return retry_after > 0 ? retry_after : backoff;
+  if (http_status < 500) return -1;
+  if (retry_after > 0) return retry_after;
+  return read_only ? backoff : -1;
 }
 
 std::string Name(const Json& object) {
@@ -211,6 +289,18 @@ void DivertSigpipe() {
     divert.sa_flags = SA_RESTART;
     sigaction(SIGPIPE, &divert, nullptr);
   });
+}
+
+// The query of a watch: bookmarks on, so that a quiet watch still moves its resourceVersion on.
+Query WatchQuery(const WatchOptions& options) {
+  Query query;
+  query.Add("watch", "true")
+      .Add("allowWatchBookmarks", "true")
+      .Add("labelSelector", options.label_selector)
+      .Add("fieldSelector", options.field_selector)
+      .Add("resourceVersion", options.resource_version)
+      .Add("timeoutSeconds", std::to_string(options.timeout_seconds));
+  return query;
 }
 
 }  // namespace
@@ -363,6 +453,21 @@ struct Client::Impl {
     return UnavailableError(context + ": " + httplib::to_string(result.error()));
   }
 
+  // How a watch whose response was a 200 ended: a broken stream or one that ended inside an
+  // event (`dropped` says how many bytes it left) is Unavailable, so the informer watches again.
+  Status WatchEnd(const std::string& context, const httplib::Result& result,
+                  httplib::ClientImpl& connection, const std::string& dropped) {
+    if (!result) {
+      if (result.error() == httplib::Error::SSLServerVerification) {
+        return TransportError(context, result, connection);
+      }
+      return UnavailableError(
+          context + ": watch stream broke: " + httplib::to_string(result.error()) + dropped);
+    }
+    if (!dropped.empty()) return UnavailableError(context + ": watch stream ended" + dropped);
+    return OkStatus();
+  }
+
   // Sends one request on a pooled connection. Returns the response, or the transport error in
   // *error.
   httplib::Result Send(const std::string& method, const std::string& path, const std::string& body,
@@ -427,14 +532,8 @@ struct Client::Impl {
           // An expired token whose successor the kubelet wrote since the last read: once.
           reloaded_after_401 = true;
           if (token->Reload()) wait = 0;
-        } else if (result->status == 429) {
-          wait = retry_after > 0 ? retry_after : backoff;
-        } else if (result->status >= 500) {
-          if (retry_after > 0) {
-            wait = retry_after;
-          } else if (read_only) {
-            wait = backoff;
-          }
+        } else {
+          wait = RetryWaitSeconds(result->status, retry_after, backoff, read_only);
         }
       }
       if (wait < 0 || attempt >= options.max_retries) return error;
@@ -535,14 +634,7 @@ Status Client::Delete(const Resource& resource, const std::string& ns, const std
 
 Status Client::Watch(const Resource& resource, const std::string& ns, const WatchOptions& options,
                      const std::function<void(const WatchEvent&)>& on_event, WatchCancel& cancel) {
-  Query query;
-  query.Add("watch", "true")
-      .Add("allowWatchBookmarks", "true")
-      .Add("labelSelector", options.label_selector)
-      .Add("fieldSelector", options.field_selector)
-      .Add("resourceVersion", options.resource_version)
-      .Add("timeoutSeconds", std::to_string(options.timeout_seconds));
-  const std::string path = impl_->Path(resource, ns, "") + query.str();
+  const std::string path = impl_->Path(resource, ns, "") + WatchQuery(options).str();
   const std::string context = "GET " + path;
 
   impl_->Throttle();
@@ -555,9 +647,8 @@ Status Client::Watch(const Resource& resource, const std::string& ns, const Watc
   }
 
   int http_status = 0;
-  std::string pending;  // bytes of an event whose newline has not arrived yet
   std::string error_body;
-  Status stream_error;
+  WatchStream stream(context, on_event);
   auto on_response = [&](const httplib::Response& response) {
     http_status = response.status;
     return true;
@@ -567,53 +658,20 @@ Status Client::Watch(const Resource& resource, const std::string& ns, const Watc
       if (error_body.size() < 64 * 1024) error_body.append(data, length);
       return true;
     }
-    pending.append(data, length);
-    size_t line_start = 0;
-    for (size_t newline; (newline = pending.find('\n', line_start)) != std::string::npos;
-         line_start = newline + 1) {
-      std::string_view line(pending.data() + line_start, newline - line_start);
-      if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-      Json event = Json::parse(line, nullptr, /*allow_exceptions=*/false);
-      if (!event.is_object() || !event.contains("type") || !event["type"].is_string() ||
-          !event.contains("object")) {
-        stream_error = UnavailableError(
-            context + ": malformed watch event: " + std::string(line.substr(0, 200)));
-        return false;
-      }
-      std::string type = event["type"].get<std::string>();
-      if (type == "ERROR") {
-        stream_error = StatusFromApiStatus(event["object"], context + ": watch ERROR event");
-        return false;
-      }
-      on_event(WatchEvent{std::move(type), std::move(event["object"])});
-    }
-    pending.erase(0, line_start);
-    return !cancel.cancelled();
+    return stream.Consume(std::string_view(data, length)) && !cancel.cancelled();
   };
   httplib::Result result = connection->Get(path, impl_->Headers(), on_response, on_data);
   {
     std::lock_guard<std::mutex> lock(cancel.mu_);
     cancel.connection_ = nullptr;
   }
-  if (!stream_error.ok()) return stream_error;
+  if (!stream.error().ok()) return stream.error();
   if (cancel.cancelled()) return UnavailableError(context + ": cancelled");
   if (http_status != 0 && http_status != 200) {
     double retry_after = result ? RetryAfterSeconds(*result) : 0;
     return StatusFromResponse(http_status, error_body, retry_after, context);
   }
-  std::string dropped =
-      pending.find_first_not_of(" \t\r") == std::string::npos
-          ? std::string()
-          : "; dropped " + std::to_string(pending.size()) + " bytes of an incomplete event";
-  if (!result) {
-    if (result.error() == httplib::Error::SSLServerVerification) {
-      return impl_->TransportError(context, result, *connection);
-    }
-    return UnavailableError(
-        context + ": watch stream broke: " + httplib::to_string(result.error()) + dropped);
-  }
-  if (!dropped.empty()) return UnavailableError(context + ": watch stream ended" + dropped);
-  return OkStatus();
+  return impl_->WatchEnd(context, result, *connection, stream.Dropped());
 }
 
 Status RetryOnConflict(const std::function<Status()>& attempt, int max_attempts,

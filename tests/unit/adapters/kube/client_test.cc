@@ -365,6 +365,33 @@ TEST(KubeClient, PlainHttpIsRefusedForNonLoopbackServers) {
   EXPECT_EQ(Client::Create(config).status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST(KubeClient, MalformedServerUrlsAreRefusedSayingWhatIsWrong) {
+  struct Row {
+    std::string server;
+    std::string says;
+  };
+  const Row rows[] = {
+      {"ftp://127.0.0.1", "is not an https:// URL"},
+      {"127.0.0.1:6443", "is not an https:// URL"},
+      {"https://host:0", "has a bad port"},
+      {"https://host:65536", "has a bad port"},
+      {"https://host:64x", "has a bad port"},
+      {"https://host:", "has a bad port"},
+      {"https://[::1]:x/api", "has a bad port"},
+      {"https://", "has no host"},
+      {"https://:6443/prefix/", "has no host"},
+      {"https://[]", "has no host"},
+      {"http://10.0.0.1:8080", "allowed only on loopback"},
+  };
+  for (const Row& row : rows) {
+    KubeConfig config;
+    config.server = row.server;
+    Status status = Client::Create(config).status();
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << row.server;
+    EXPECT_THAT(status.message(), ::testing::HasSubstr(row.says)) << row.server;
+  }
+}
+
 TEST(KubeClientWatch, EventCutAtEndOfStreamIsDroppedAndReported) {
   FakeApiServer server;
   server.SetHook([](const httplib::Request& request, httplib::Response& response) {

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -26,6 +25,7 @@
 #include "operator/cmd/preflight.h"
 #include "operator/cmd/progress.h"
 #include "operator/controller/journal.h"
+#include "operator/controller/run_loop.h"
 #include "operator/controller/sweep_controller.h"
 #include "operator/core/api.h"
 #include "operator/core/spec_edits.h"
@@ -166,12 +166,22 @@ std::string PoolLine(const local::PoolFile& pool, const std::string& path) {
   return line;
 }
 
-int Run(const RunOptions& opts) {
-  // What the runner writes (the journal, launch records with the trials' environment) is the
-  // user's alone; trials keep the user's own mask.
-  const mode_t trial_umask = umask(077);
-  nlohmann::json object;
-  std::optional<SweepSpec> spec = LoadSweep(opts.file, &object);
+// The parts of a local run, opened one after another by the steps below. Each step prints what
+// went wrong and returns the exit code, or 0 to go on.
+struct LocalRun {
+  SweepSpec spec;
+  nlohmann::json object;  // the sweep file's object
+  std::string state_dir;
+  std::optional<local::StateDirLock> lock;
+  std::unique_ptr<local::LocalBackend> backend;
+  std::unique_ptr<MetricSource> metrics;
+  std::optional<Journal> journal;
+  std::unique_ptr<local::PoolFile> pool;
+};
+
+// Reads the sweep file and checks that its trials can run here.
+int LoadRunnable(const RunOptions& opts, LocalRun* run) {
+  std::optional<SweepSpec> spec = LoadSweep(opts.file, &run->object);
   if (!spec) return kExitInvalid;
   if (spec->container.command.empty()) {
     std::fprintf(stderr,
@@ -192,9 +202,15 @@ int Run(const RunOptions& opts) {
     std::fprintf(stderr, "error: %s: %s\n", opts.file.c_str(), problem.c_str());
   }
   if (!problems.empty()) return kExitInvalid;
+  run->spec = std::move(spec).value();
+  return 0;
+}
+
+// Locks the state directory (a new temporary one without --state-dir) and binds it to the sweep.
+int BindStateDir(const RunOptions& opts, LocalRun* run) {
   std::string state_dir = opts.state_dir;
   if (state_dir.empty()) {
-    std::string tmpl = (fs::temp_directory_path() / ("budgetsweep-" + spec->name + "-XXXXXX"));
+    std::string tmpl = (fs::temp_directory_path() / ("budgetsweep-" + run->spec.name + "-XXXXXX"));
     if (mkdtemp(tmpl.data()) == nullptr) {
       std::fprintf(stderr, "error: cannot create a state directory in %s\n",
                    fs::temp_directory_path().c_str());
@@ -208,18 +224,21 @@ int Run(const RunOptions& opts) {
     PrintError(held.status().message());
     return kExitInvalid;
   }
-  state_dir = held->path().string();
-  StatusOr<SweepSpec> resumed = PrepareStateDir(held->path(), *spec, object);
+  run->lock.emplace(std::move(held).value());
+  run->state_dir = run->lock->path().string();
+  StatusOr<SweepSpec> resumed = PrepareStateDir(run->lock->path(), run->spec, run->object);
   if (!resumed.ok()) {
     PrintError(resumed.status().message());
     return kExitInvalid;
   }
-  spec = *resumed;
+  run->spec = std::move(resumed).value();
+  return 0;
+}
 
-  // Before any thread exists, so that every thread inherits the mask.
-  const sigset_t child_exits = BlockChildExits();
+// The trial backend, the metric source and the journal.
+int OpenPorts(const RunOptions& opts, mode_t trial_umask, LocalRun* run) {
   local::LocalBackendOptions backend_options;
-  backend_options.state_dir = state_dir;
+  backend_options.state_dir = run->state_dir;
   backend_options.supervisor_command = {
       (fs::read_symlink("/proc/self/exe").parent_path() / "budgetsweep-supervise").string()};
   backend_options.gpu_count = local::DetectGpuCount();
@@ -231,143 +250,151 @@ int Run(const RunOptions& opts) {
     std::fprintf(stderr, "error: %s\n", backend.status().message().c_str());
     return kExitFailed;
   }
-  if (backend_options.gpu_count == 0 && spec->trial_gpus > 0) {
+  run->backend = std::move(backend).value();
+  if (backend_options.gpu_count == 0 && run->spec.trial_gpus > 0) {
     std::fprintf(stderr,
                  "note: no GPU found; trials run on the CPU and are charged as %d device(s) each\n",
-                 spec->trial_gpus);
+                 run->spec.trial_gpus);
   }
-  SystemClock clock;
-  std::unique_ptr<MetricSource> metrics = prom::MetricSourceFor(*spec, clock);
-  StatusOr<Journal> journal = Journal::Open(state_dir);
+  run->metrics = prom::MetricSourceFor(run->spec, SystemClock::Get());
+  StatusOr<Journal> journal = Journal::Open(run->state_dir);
   if (!journal.ok()) {
     std::fprintf(stderr, "error: %s\n", journal.status().message().c_str());
     return kExitFailed;
   }
-  std::unique_ptr<local::PoolFile> pool;
-  if (!opts.pool.empty()) {
-    StatusOr<std::unique_ptr<local::PoolFile>> opened =
-        local::PoolFile::Open(opts.pool, spec->name, spec->pool_name, state_dir, clock);
-    if (!opened.ok()) {
-      PrintError(opened.status().message());
-      return kExitInvalid;
-    }
-    pool = std::move(*opened);
-    BindPool(pool->spec(), &*spec);
-    // `budgetsweep report` binds the sweep the same way (kPoolRecord).
-    Status recorded = local::WriteFileAtomically(fs::path(state_dir) / kPoolRecord,
-                                                 pool->object().dump(2) + "\n");
-    if (!recorded.ok()) {
-      std::fprintf(stderr, "error: %s\n", recorded.message().c_str());
-      return kExitFailed;
-    }
-  } else if (!spec->pool_name.empty()) {
+  run->journal.emplace(std::move(journal).value());
+  return 0;
+}
+
+// The BudgetPool file of --pool, which the sweep is bound to; none without --pool.
+int OpenPool(const RunOptions& opts, LocalRun* run) {
+  if (opts.pool.empty()) {
+    if (run->spec.pool_name.empty()) return 0;
     std::fprintf(stderr,
                  "error: %s: spec.budget.poolRef.name is \"%s\": run it with --pool FILE, the "
                  "BudgetPool file it shares with other sweeps\n",
-                 opts.file.c_str(), spec->pool_name.c_str());
+                 opts.file.c_str(), run->spec.pool_name.c_str());
     return kExitInvalid;
   }
-  SweepController controller(*spec, backend->get(), metrics.get(), &*journal, &clock);
-  if (pool) controller.SetBudgetGate(pool.get());
-  if (Status s = controller.Recover(); !s.ok()) {
-    std::fprintf(stderr, "error: %s\n", s.message().c_str());
+  StatusOr<std::unique_ptr<local::PoolFile>> opened = local::PoolFile::Open(
+      opts.pool, run->spec.name, run->spec.pool_name, run->state_dir, SystemClock::Get());
+  if (!opened.ok()) {
+    PrintError(opened.status().message());
+    return kExitInvalid;
+  }
+  run->pool = std::move(opened).value();
+  BindPool(run->pool->spec(), &run->spec);
+  // `budgetsweep report` binds the sweep the same way (kPoolRecord).
+  Status recorded = local::WriteFileAtomically(fs::path(run->state_dir) / kPoolRecord,
+                                               run->pool->object().dump(2) + "\n");
+  if (!recorded.ok()) {
+    std::fprintf(stderr, "error: %s\n", recorded.message().c_str());
     return kExitFailed;
   }
+  return 0;
+}
 
+// What the run loop tells the user, on stderr; the progress goes to `progress`.
+class RunPrinter final : public RunOutput {
+ public:
+  RunPrinter(Progress* progress, const SweepController* controller, std::string state_dir)
+      : progress_(progress), controller_(controller), state_dir_(std::move(state_dir)) {}
+
+  void Passed(double now) override { progress_->Refresh(*controller_, now); }
+  void PassFailed(const Status& error, double retry_seconds) override {
+    std::fprintf(stderr, "warning: %s (retrying in %.1f s)\n", error.message().c_str(),
+                 retry_seconds);
+  }
+  void DiskFull(const Status& error) override {
+    PrintError("the disk of " + state_dir_ + " is full (" + error.message() +
+               ")\nfree space on it: the sweep waits, and goes on by itself once there is");
+  }
+  void DiskBack() override { std::fprintf(stderr, "disk space is back: going on\n"); }
+  void Stopping() override {
+    std::fprintf(stderr,
+                 "\ninterrupted: stopping running trials (they checkpoint and resume "
+                 "with the same --state-dir)\n");
+  }
+  void Warning(const Status& error) override {
+    std::fprintf(stderr, "warning: %s\n", error.message().c_str());
+  }
+
+ private:
+  Progress* progress_;
+  const SweepController* controller_;
+  std::string state_dir_;
+};
+
+// Ctrl-C and SIGTERM, through OnSignal; a wait also ends when a child (a segment's supervisor)
+// exits.
+class ProcessSignals final : public RunSignals {
+ public:
+  explicit ProcessSignals(const sigset_t& child_exits) : child_exits_(child_exits) {}
+
+  bool Interrupted() const override { return g_interrupted; }
+  void Wait(double seconds) override { local::WaitForSignal(child_exits_, seconds); }
+
+ private:
+  sigset_t child_exits_;
+};
+
+// Runs the sweep's loop with its progress on `human` and prints its end: the JSON status, or
+// the summary. Returns the exit code.
+int Drive(const RunOptions& opts, const sigset_t& child_exits, SweepController& controller,
+          const LocalRun& run) {
   bool json_output = opts.output == "json";
   std::FILE* human = json_output ? stderr : stdout;
   Progress progress(human, isatty(fileno(human)) == 1);
   controller.OnEvent([&](const Event& e) { progress.OnEvent(controller, e); });
   if (!json_output && controller.model().trial_count() > 0) {
-    std::fprintf(human, "resuming sweep %s from %s\n", spec->name.c_str(), state_dir.c_str());
+    std::fprintf(human, "resuming sweep %s from %s\n", run.spec.name.c_str(),
+                 run.state_dir.c_str());
   }
-
   struct sigaction sa {};
   sa.sa_handler = OnSignal;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
 
-  double backoff = opts.poll_seconds;
-  bool passed_again = false;
-  bool disk_full = false;
-  // Runs until the sweep is finished and every segment it started has ended.
-  while (!g_interrupted) {
-    StatusOr<Step> plan = controller.Pass();
-    if (!plan.ok() && plan.status().code() == StatusCode::kFailedPrecondition) {
-      PrintError(plan.status().message());  // nothing heals it but the user
-      return kExitInvalid;
-    }
-    // A full disk: the sweep waits for space, with one message.
-    if (local::IsDiskFull(plan.status())) {
-      if (!std::exchange(disk_full, true)) {
-        PrintError("the disk of " + state_dir + " is full (" + plan.status().message() +
-                   ")\nfree space on it: the sweep waits, and goes on by itself once there is");
-      }
-      clock.SleepFor(std::min(5.0, backoff));
-      continue;
-    }
-    if (!plan.ok()) {
-      std::fprintf(stderr, "warning: %s (retrying in %.1f s)\n", plan.status().message().c_str(),
-                   backoff);
-      clock.SleepFor(backoff);
-      backoff = std::min(30.0, backoff * 2);
-      continue;
-    }
-    if (std::exchange(disk_full, false)) std::fprintf(stderr, "disk space is back: going on\n");
-    backoff = opts.poll_seconds;
-    progress.Refresh(controller, clock.NowUnixSeconds());
-    if (controller.model().finished()) {
-      StatusOr<bool> ended = controller.AllSegmentsEnded();
-      if (ended.ok() && *ended) {
-        // The segments that ended since this pass listed them are journaled by one more, so the
-        // summary counts no trial running.
-        if (StatusOr<Step> last = controller.Pass(); !last.ok()) {
-          std::fprintf(stderr, "warning: %s\n", last.status().message().c_str());
-        }
-        break;
-      }
-    }
-    // A pass that recorded a segment's end left its trial paused (or done) only once journaled:
-    // the next pass may resume it, so it comes at once rather than after the poll (once in a row).
-    passed_again =
-        !passed_again && std::any_of(plan->events.begin(), plan->events.end(), [](const Event& e) {
-          return std::holds_alternative<event::SegmentEnded>(e);
-        });
-    if (passed_again) continue;
-    // Until the next poll, or less when a child exits: a segment's supervisor exits as soon as
-    // its trainer has, so the next pass refills the slot at once. Ctrl-C also ends the wait.
-    local::WaitForSignal(child_exits, opts.poll_seconds);
+  RunPrinter printer(&progress, &controller, run.state_dir);
+  ProcessSignals signals(child_exits);
+  RunLoopOptions loop_options;
+  loop_options.poll_seconds = opts.poll_seconds;
+  loop_options.disk_full = local::IsDiskFull;
+  RunLoop loop(&controller, &SystemClock::Get(), &signals, &printer, loop_options);
+  StatusOr<RunEnd> end = loop.Run();
+  if (!end.ok()) {
+    PrintError(end.status().message());  // nothing heals it but the user
+    return kExitInvalid;
   }
-
-  if (g_interrupted) {
-    std::fprintf(stderr,
-                 "\ninterrupted: stopping running trials (they checkpoint and resume "
-                 "with the same --state-dir)\n");
-    if (Status s = controller.Interrupt(); !s.ok()) {
-      std::fprintf(stderr, "warning: %s\n", s.message().c_str());
-    }
-    double deadline = clock.NowUnixSeconds() + spec->grace_seconds + 5;
-    while (clock.NowUnixSeconds() < deadline) {
-      StatusOr<bool> ended = controller.AllSegmentsEnded();
-      if (ended.ok() && *ended) break;
-      clock.SleepFor(0.2);
-    }
-    // One last look, so the summary charges the seconds the stopped trials ran.
-    if (Status s = controller.Refresh(); !s.ok()) {
-      std::fprintf(stderr, "warning: %s\n", s.message().c_str());
-    } else if (Status settled = controller.SettleGate(); !settled.ok()) {
-      std::fprintf(stderr, "warning: %s\n", settled.message().c_str());
-    }
-  }
-
   if (json_output) {
     std::printf("%s\n", controller.StatusJson().dump(2).c_str());
   } else {
-    std::fprintf(human, "\n%s", Progress::Summary(controller, state_dir).c_str());
-    if (pool) std::fprintf(human, "%s", PoolLine(*pool, opts.pool).c_str());
+    std::fprintf(human, "\n%s", Progress::Summary(controller, run.state_dir).c_str());
+    if (run.pool) std::fprintf(human, "%s", PoolLine(*run.pool, opts.pool).c_str());
   }
-  if (g_interrupted) return kExitInterrupted;
+  if (*end == RunEnd::kInterrupted) return kExitInterrupted;
   return controller.model().phase() == SweepPhase::kFailed ? kExitFailed : 0;
+}
+
+int Run(const RunOptions& opts) {
+  // What the runner writes (the journal, launch records with the trials' environment) is the
+  // user's alone; trials keep the user's own mask.
+  const mode_t trial_umask = umask(077);
+  LocalRun run;
+  if (int code = LoadRunnable(opts, &run)) return code;
+  if (int code = BindStateDir(opts, &run)) return code;
+  // Before any thread exists, so that every thread inherits the mask.
+  const sigset_t child_exits = BlockChildExits();
+  if (int code = OpenPorts(opts, trial_umask, &run)) return code;
+  if (int code = OpenPool(opts, &run)) return code;
+  SweepController controller(run.spec, run.backend.get(), run.metrics.get(), &*run.journal,
+                             &SystemClock::Get());
+  if (run.pool) controller.SetBudgetGate(run.pool.get());
+  if (Status s = controller.Recover(); !s.ok()) {
+    std::fprintf(stderr, "error: %s\n", s.message().c_str());
+    return kExitFailed;
+  }
+  return Drive(opts, child_exits, controller, run);
 }
 
 struct ReportOptions {

@@ -14,6 +14,7 @@
 #include "tests/mocks/fake_clock.h"
 #include "tests/mocks/mock_metric_source.h"
 #include "tests/mocks/mock_trial_backend.h"
+#include "tests/unit/controller/running_segment.h"
 #include "tests/unit/core/sweep_fixture.h"
 
 namespace bsw {
@@ -66,13 +67,7 @@ class SweepControllerTest : public ::testing::Test {
 
   // What the backend reports from now on: the segment running since now.
   void RunSegment(const SegmentSpec& s) {
-    SegmentStatus st;
-    st.trial = s.trial;
-    st.segment = s.segment;
-    st.state = SegmentState::kRunning;
-    st.started_unix_seconds = clock_.NowUnixSeconds();
-    st.devices = s.devices;
-    st.deadline_unix_seconds = s.deadline_unix_seconds;
+    SegmentStatus st = testing::RunningSegment(s, clock_.NowUnixSeconds());
     st.metrics_url = "http://127.0.0.1:1/metrics";
     segments_.push_back(st);
   }

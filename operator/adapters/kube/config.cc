@@ -45,18 +45,10 @@ StatusOr<std::string> PemField(const YAML::Node& node, const std::string& key,
   return ReadSmallFile(Resolve(dir, path));
 }
 
-StatusOr<KubeConfig> ParseKubeconfig(const YAML::Node& root, const std::filesystem::path& dir,
-                                     std::string context_name) {
-  if (context_name.empty()) context_name = Scalar(root, "current-context");
-  if (context_name.empty()) return InvalidArgumentError("no context given and no current-context");
-  YAML::Node context = FindNamed(root["contexts"], context_name, "context");
-  if (!context.IsMap()) return InvalidArgumentError("context '" + context_name + "' not found");
-
-  KubeConfig config;
-  std::string ns = Scalar(context, "namespace");
-  if (!ns.empty()) config.namespace_name = ns;
-
-  std::string cluster_name = Scalar(context, "cluster");
+// Sets config's server and CA from the cluster named `cluster_name`; refuses a cluster that
+// turns off TLS verification.
+Status ReadCluster(const YAML::Node& root, const std::string& cluster_name,
+                   const std::filesystem::path& dir, KubeConfig& config) {
   YAML::Node cluster = FindNamed(root["clusters"], cluster_name, "cluster");
   if (!cluster.IsMap()) return InvalidArgumentError("cluster '" + cluster_name + "' not found");
   config.server = Scalar(cluster, "server");
@@ -69,9 +61,13 @@ StatusOr<KubeConfig> ParseKubeconfig(const YAML::Node& root, const std::filesyst
   StatusOr<std::string> ca = PemField(cluster, "certificate-authority", dir);
   if (!ca.ok()) return ca.status();
   config.ca_pem = *ca;
+  return OkStatus();
+}
 
-  std::string user_name = Scalar(context, "user");
-  if (user_name.empty()) return config;
+// Sets config's credentials from the user named `user_name`: a client certificate and key (both
+// or neither), a token and a token file.
+Status ReadUser(const YAML::Node& root, const std::string& user_name,
+                const std::filesystem::path& dir, KubeConfig& config) {
   YAML::Node user = FindNamed(root["users"], user_name, "user");
   if (!user.IsMap()) return InvalidArgumentError("user '" + user_name + "' not found");
   StatusOr<std::string> cert = PemField(user, "client-certificate", dir);
@@ -87,6 +83,25 @@ StatusOr<KubeConfig> ParseKubeconfig(const YAML::Node& root, const std::filesyst
   config.token = Scalar(user, "token");
   std::string token_file = Scalar(user, "tokenFile");
   if (!token_file.empty()) config.token_file = Resolve(dir, token_file);
+  return OkStatus();
+}
+
+StatusOr<KubeConfig> ParseKubeconfig(const YAML::Node& root, const std::filesystem::path& dir,
+                                     std::string context_name) {
+  if (context_name.empty()) context_name = Scalar(root, "current-context");
+  if (context_name.empty()) return InvalidArgumentError("no context given and no current-context");
+  YAML::Node context = FindNamed(root["contexts"], context_name, "context");
+  if (!context.IsMap()) return InvalidArgumentError("context '" + context_name + "' not found");
+
+  KubeConfig config;
+  std::string ns = Scalar(context, "namespace");
+  if (!ns.empty()) config.namespace_name = ns;
+  Status cluster = ReadCluster(root, Scalar(context, "cluster"), dir, config);
+  if (!cluster.ok()) return cluster;
+  std::string user_name = Scalar(context, "user");
+  if (user_name.empty()) return config;
+  Status user = ReadUser(root, user_name, dir, config);
+  if (!user.ok()) return user;
   return config;
 }
 

@@ -17,6 +17,38 @@ std::string Field(const Json& object, const char* key) {
   return value != object.end() && value->is_string() ? value->get<std::string>() : std::string();
 }
 
+// The core/v1 Event that first reports `reason` about `object` (its metadata an object), written
+// to namespace `ns` at `now_unix`. The name's suffix is the time in nanoseconds, as kubectl and
+// client-go write it.
+Json NewEvent(const Json& object, const std::string& ns, const char* type_name,
+              const std::string& reason, const std::string& message, double now_unix,
+              const std::string& component) {
+  const Json& metadata = object["metadata"];
+  const std::string name = Field(metadata, "name");
+  const std::string now = Rfc3339(now_unix);
+  auto nanos = static_cast<long long>(now_unix * 1e9);
+  char suffix[24];
+  std::snprintf(suffix, sizeof(suffix), ".%llx", static_cast<unsigned long long>(nanos));
+  Json involved = {{"apiVersion", Field(object, "apiVersion")},
+                   {"kind", Field(object, "kind")},
+                   {"name", name},
+                   {"namespace", Field(metadata, "namespace")},
+                   {"uid", Field(metadata, "uid")},
+                   {"resourceVersion", Field(metadata, "resourceVersion")}};
+  return {{"apiVersion", "v1"},
+          {"kind", "Event"},
+          {"metadata", {{"name", name + suffix}, {"namespace", ns}}},
+          {"involvedObject", involved},
+          {"reason", reason},
+          {"message", message},
+          {"type", type_name},
+          {"count", 1},
+          {"firstTimestamp", now},
+          {"lastTimestamp", now},
+          {"source", {{"component", component}}},
+          {"reportingComponent", component}};
+}
+
 }  // namespace
 
 EventRecorder::EventRecorder(Client& client, std::string component, const Clock& clock)
@@ -55,35 +87,14 @@ void EventRecorder::Record(const Json& object, EventType type, const std::string
     recorded_.erase(previous);  // expired on the server: write a new one
   }
 
-  // The name's suffix is the time in nanoseconds, as kubectl and client-go write it.
-  auto nanos = static_cast<long long>(now_unix * 1e9);
-  char suffix[24];
-  std::snprintf(suffix, sizeof(suffix), ".%llx", static_cast<unsigned long long>(nanos));
-  Json involved = {{"apiVersion", Field(object, "apiVersion")},
-                   {"kind", Field(object, "kind")},
-                   {"name", name},
-                   {"namespace", Field(metadata, "namespace")},
-                   {"uid", uid},
-                   {"resourceVersion", Field(metadata, "resourceVersion")}};
-  Json event = {{"apiVersion", "v1"},
-                {"kind", "Event"},
-                {"metadata", {{"name", name + suffix}, {"namespace", ns}}},
-                {"involvedObject", involved},
-                {"reason", reason},
-                {"message", message},
-                {"type", type_name},
-                {"count", 1},
-                {"firstTimestamp", now},
-                {"lastTimestamp", now},
-                {"source", {{"component", component_}}},
-                {"reportingComponent", component_}};
+  Json event = NewEvent(object, ns, type_name, reason, message, now_unix, component_);
   StatusOr<Json> created = client_.Create(kEvents, ns, event);
   if (!created.ok()) {
     spdlog::warn("event {} on {}/{}: {}", reason, ns, name, created.status().message());
     return;
   }
   if (recorded_.size() >= kMaxRecorded) recorded_.clear();
-  recorded_[key] = Recorded{name + suffix, 1};
+  recorded_[key] = Recorded{event["metadata"]["name"].get<std::string>(), 1};
 }
 
 }  // namespace bsw::kube

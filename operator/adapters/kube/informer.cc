@@ -18,6 +18,41 @@ std::string ResourceVersionOf(const Json& object) {
   return rv != metadata->end() && rv->is_string() ? rv->get<std::string>() : std::string();
 }
 
+// Moves a list page's items into `listed` by ObjectKey, skipping items without a name.
+void TakeItems(Json& page, std::map<std::string, Json>& listed) {
+  auto items = page.find("items");
+  if (items == page.end() || !items->is_array()) return;
+  for (Json& item : *items) {
+    std::string key = ObjectKey(item);
+    if (!key.empty()) listed[key] = std::move(item);
+  }
+}
+
+// The token that asks for a list's next page, or "" on the last page.
+std::string ContinueTokenOf(const Json& page) {
+  auto metadata = page.find("metadata");
+  if (metadata == page.end() || !metadata->is_object()) return std::string();
+  auto next = metadata->find("continue");
+  return next != metadata->end() && next->is_string() ? next->get<std::string>() : std::string();
+}
+
+// Tells the handlers how a fresh list differs from the cache it replaced: what went, what came
+// and what changed resourceVersion.
+void NotifyRelist(const InformerHandlers& handlers, const std::map<std::string, Json>& old_cache,
+                  const std::map<std::string, Json>& listed) {
+  for (const auto& [key, object] : old_cache) {
+    if (!listed.contains(key) && handlers.on_delete) handlers.on_delete(object);
+  }
+  for (const auto& [key, object] : listed) {
+    auto old = old_cache.find(key);
+    if (old == old_cache.end()) {
+      if (handlers.on_add) handlers.on_add(object);
+    } else if (ResourceVersionOf(old->second) != ResourceVersionOf(object)) {
+      if (handlers.on_update) handlers.on_update(old->second, object);
+    }
+  }
+}
+
 }  // namespace
 
 Informer::Informer(Client& client, Resource resource, InformerOptions options,
@@ -132,22 +167,9 @@ Status Informer::ListAll() {
   do {
     StatusOr<Json> page = client_.List(resource_, options_.ns, list_options);
     if (!page.ok()) return page.status();
-    auto items = page->find("items");
-    if (items != page->end() && items->is_array()) {
-      for (Json& item : *items) {
-        std::string key = ObjectKey(item);
-        if (!key.empty()) listed[key] = std::move(item);
-      }
-    }
+    TakeItems(*page, listed);
     resource_version = ResourceVersionOf(*page);
-    list_options.continue_token.clear();
-    auto metadata = page->find("metadata");
-    if (metadata != page->end() && metadata->is_object()) {
-      auto next = metadata->find("continue");
-      if (next != metadata->end() && next->is_string()) {
-        list_options.continue_token = next->get<std::string>();
-      }
-    }
+    list_options.continue_token = ContinueTokenOf(*page);
   } while (!list_options.continue_token.empty());
 
   // Replace the cache, then tell the handlers what changed.
@@ -158,17 +180,7 @@ Status Informer::ListAll() {
     cache_ = listed;
     resource_version_ = resource_version;
   }
-  for (const auto& [key, object] : old_cache) {
-    if (!listed.contains(key) && handlers_.on_delete) handlers_.on_delete(object);
-  }
-  for (const auto& [key, object] : listed) {
-    auto old = old_cache.find(key);
-    if (old == old_cache.end()) {
-      if (handlers_.on_add) handlers_.on_add(object);
-    } else if (ResourceVersionOf(old->second) != ResourceVersionOf(object)) {
-      if (handlers_.on_update) handlers_.on_update(old->second, object);
-    }
-  }
+  NotifyRelist(handlers_, old_cache, listed);
   // Synced only once the handlers have seen the first list.
   {
     std::lock_guard<std::mutex> lock(mu_);

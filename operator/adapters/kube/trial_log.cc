@@ -11,7 +11,11 @@
 namespace bsw::kube {
 namespace {
 
-int64_t SeqOf(const Json& record) { return record.value("seq", int64_t{-1}); }
+// -1 for a record without a numeric seq: the CRD leaves a record's fields open.
+int64_t SeqOf(const Json& record) {
+  auto seq = record.find("seq");
+  return seq != record.end() && seq->is_number() ? seq->get<int64_t>() : -1;
+}
 
 std::string OwnerUid(const Json& object) {
   for (const Json& ref : object.value("/metadata/ownerReferences"_json_pointer, Json::array())) {
@@ -44,6 +48,14 @@ class RecordStore {
                       static_cast<uint32_t>(chunk.size()), static_cast<uint32_t>(bytes.size())});
     chunk.insert(chunk.end(), bytes.begin(), bytes.end());
   }
+  // Adds each record of the array `records`; false, at the first, when one has no seq.
+  bool AddAll(const Json& records) {
+    for (const Json& r : records) {
+      if (SeqOf(r) < 0) return false;
+      Add(SeqOf(r), r);
+    }
+    return true;
+  }
   // Orders the records by sequence number; records of equal numbers keep their order.
   void SortBySeq() {
     std::stable_sort(index_.begin(), index_.end(),
@@ -69,6 +81,21 @@ class RecordStore {
   std::vector<std::vector<std::uint8_t>> chunks_;
   std::vector<Entry> index_;
 };
+
+// Hands the records, in seq order, to `apply` as events; `next_seq` follows the last applied.
+// `where` names the log in errors.
+Status Replay(RecordStore& records, const std::string& where,
+              const std::function<Status(const Event&)>& apply, int64_t& next_seq) {
+  records.SortBySeq();
+  next_seq = 0;
+  for (size_t i = 0; i < records.size(); ++i) {
+    StatusOr<Event> e = EventFromJson(records.Record(i));
+    if (!e.ok()) return InvalidArgumentError(where + ": " + e.status().message());
+    if (Status s = apply(*e); !s.ok()) return s;
+    next_seq = records.Seq(i) + 1;
+  }
+  return OkStatus();
+}
 
 }  // namespace
 
@@ -119,9 +146,8 @@ Status TrialLog::Read(bool collect_stale, const std::function<Status(const Event
       int64_t index = object.value("/spec/index"_json_pointer, int64_t{-1});
       if (index < 0) return InvalidArgumentError(Describe() + ": " + name + " has no spec.index");
       existing_.insert(index);
-      for (const Json& r : object.value("/status/events"_json_pointer, Json::array())) {
-        if (SeqOf(r) < 0) return InvalidArgumentError(Describe() + ": a record has no seq");
-        records.Add(SeqOf(r), r);
+      if (!records.AddAll(object.value("/status/events"_json_pointer, Json::array()))) {
+        return InvalidArgumentError(Describe() + ": a record has no seq");
       }
     }
     list.continue_token = (*page).value("/metadata/continue"_json_pointer, "");
@@ -130,20 +156,10 @@ Status TrialLog::Read(bool collect_stale, const std::function<Status(const Event
   StatusOr<Json> sweep = client_.Get(kBudgetSweeps, ns_, owner_.name);
   if (!sweep.ok()) return sweep.status();
   sweep_events_ = (*sweep).value("/status/sweepEvents"_json_pointer, Json::array());
-  for (const Json& r : sweep_events_) {
-    if (SeqOf(r) < 0) return InvalidArgumentError(Describe() + ": a record has no seq");
-    records.Add(SeqOf(r), r);
+  if (!records.AddAll(sweep_events_)) {
+    return InvalidArgumentError(Describe() + ": a record has no seq");
   }
-
-  records.SortBySeq();
-  next_seq_ = 0;
-  for (size_t i = 0; i < records.size(); ++i) {
-    StatusOr<Event> e = EventFromJson(records.Record(i));
-    if (!e.ok()) return InvalidArgumentError(Describe() + ": " + e.status().message());
-    if (Status s = apply(*e); !s.ok()) return s;
-    next_seq_ = records.Seq(i) + 1;
-  }
-  return OkStatus();
+  return Replay(records, Describe(), apply, next_seq_);
 }
 
 Status TrialLog::Append(const std::vector<Event>& events) {

@@ -263,6 +263,132 @@ StatusOr<SegmentStatus> ToSegmentStatus(Observed& observed) {
   return segment;
 }
 
+// What Start refuses before it touches the state directory.
+Status CheckSpec(const SegmentSpec& spec) {
+  if (Status valid = CheckSegmentName(spec.trial, spec.segment); !valid.ok()) return valid;
+  if (spec.command.empty()) return InvalidArgumentError("trial " + spec.trial + " has no command");
+  if (!(spec.deadline_unix_seconds > 0)) {
+    return InvalidArgumentError("trial " + spec.trial + " has no deadline");
+  }
+  if (!(spec.grace_seconds >= 0)) return InvalidArgumentError("grace_seconds must be >= 0");
+  return OkStatus();
+}
+
+// The GPUs and metrics ports that segments still running hold.
+struct Busy {
+  std::set<int> gpus;
+  std::set<int> ports;
+};
+
+Busy BusyOf(const std::vector<Observed>& segments) {
+  Busy busy;
+  for (const Observed& observed : segments) {
+    if (!observed.Active() || !observed.launch) continue;
+    busy.gpus.insert(observed.launch->gpus.begin(), observed.launch->gpus.end());
+    busy.ports.insert(observed.launch->metrics_port);
+  }
+  return busy;
+}
+
+// The lowest-numbered spec.devices GPUs of 0..gpu_count-1 not in `busy`; none on a machine
+// without GPUs (gpu_count 0). ResourceExhausted when too few are free.
+StatusOr<std::vector<int>> PickGpus(const SegmentSpec& spec, int gpu_count,
+                                    const std::set<int>& busy) {
+  std::vector<int> gpus;
+  if (gpu_count <= 0) return gpus;
+  for (int gpu = 0; gpu < gpu_count && static_cast<int>(gpus.size()) < spec.devices; ++gpu) {
+    if (!busy.contains(gpu)) gpus.push_back(gpu);
+  }
+  if (static_cast<int>(gpus.size()) < spec.devices) {
+    return Status(StatusCode::kResourceExhausted, "trial " + spec.trial + " needs " +
+                                                      std::to_string(spec.devices) + " GPUs; " +
+                                                      std::to_string(gpus.size()) + " of " +
+                                                      std::to_string(gpu_count) + " are free");
+  }
+  return gpus;
+}
+
+// A free loopback port for the trainer's metrics, avoiding those running segments hold (a port
+// they hold may look free while their trainer has not bound it yet).
+StatusOr<int> PickPort(const std::set<int>& busy) {
+  int port = 0;
+  for (int attempt = 0; attempt < kPortAttempts && (port == 0 || busy.contains(port)); ++attempt) {
+    StatusOr<int> picked = PickFreeLoopbackPort();
+    if (!picked.ok()) return picked.status();
+    port = *picked;
+  }
+  return port;
+}
+
+// What the supervisor of `spec` runs: the trainer's argv (command, extra args, then each param as
+// --name=value), its environment, its GPUs and metrics port, and how it is stopped.
+LaunchRecord LaunchOf(const SegmentSpec& spec, const std::vector<int>& gpus, int port,
+                      const LocalBackendOptions& options) {
+  LaunchRecord launch;
+  launch.trial = spec.trial;
+  launch.segment = spec.segment;
+  launch.argv = spec.command;
+  launch.argv.insert(launch.argv.end(), spec.extra_args.begin(), spec.extra_args.end());
+  for (const auto& [name, value] : spec.params) launch.argv.push_back("--" + name + "=" + value);
+  launch.env = TrainerEnvironment(spec, options.state_dir / "trials", port, options, gpus);
+  launch.umask = options.trial_umask;
+  launch.grace_seconds = spec.grace_seconds;
+  launch.devices = spec.devices;
+  launch.gpus = gpus;
+  launch.metrics_port = port;
+  launch.metrics_url = "http://127.0.0.1:" + std::to_string(port) + "/metrics";
+  launch.heartbeat_interval_seconds = options.heartbeat_interval_seconds;
+  return launch;
+}
+
+// Forks and execs the supervisor `args` in a session of its own, its output appended to
+// `log_path`; returns its pid once the exec succeeded, or why it failed.
+StatusOr<pid_t> ForkSupervisor(std::vector<std::string> args, const std::string& log_path) {
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+
+  // The child reports a failed exec through this pipe; a successful exec closes it.
+  int exec_errors[2];
+  if (pipe2(exec_errors, O_CLOEXEC) != 0) {
+    return InternalError(std::string("pipe: ") + std::strerror(errno));
+  }
+  pid_t pid = fork();
+  if (pid == 0) {
+    // The runner may be multi-threaded: only async-signal-safe calls until exec.
+    setsid();
+    int null_fd = open("/dev/null", O_RDONLY);
+    int log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (null_fd >= 0 && log_fd >= 0) {
+      dup2(null_fd, STDIN_FILENO);
+      dup2(log_fd, STDOUT_FILENO);
+      dup2(log_fd, STDERR_FILENO);
+      execv(argv[0], argv.data());
+    }
+    int exec_errno = errno;
+    ssize_t ignored = write(exec_errors[1], &exec_errno, sizeof(exec_errno));
+    (void)ignored;
+    _exit(127);
+  }
+  int fork_errno = errno;
+  close(exec_errors[1]);
+  if (pid < 0) {
+    close(exec_errors[0]);
+    return InternalError(std::string("fork: ") + std::strerror(fork_errno));
+  }
+  int exec_errno = 0;
+  ssize_t n;
+  do {
+    n = read(exec_errors[0], &exec_errno, sizeof(exec_errno));
+  } while (n < 0 && errno == EINTR);
+  close(exec_errors[0]);
+  if (n == static_cast<ssize_t>(sizeof(exec_errno))) {
+    waitpid(pid, nullptr, 0);
+    return InternalError("cannot run supervisor " + args[0] + ": " + std::strerror(exec_errno));
+  }
+  return pid;
+}
+
 }  // namespace
 
 bool InheritsVariable(const std::string& name, const std::vector<std::string>& pass_env) {
@@ -308,12 +434,7 @@ fs::path LocalBackend::SegmentDir(const std::string& trial, int segment) const {
 }
 
 Status LocalBackend::Start(const SegmentSpec& spec) {
-  if (Status valid = CheckSegmentName(spec.trial, spec.segment); !valid.ok()) return valid;
-  if (spec.command.empty()) return InvalidArgumentError("trial " + spec.trial + " has no command");
-  if (!(spec.deadline_unix_seconds > 0)) {
-    return InvalidArgumentError("trial " + spec.trial + " has no deadline");
-  }
-  if (!(spec.grace_seconds >= 0)) return InvalidArgumentError("grace_seconds must be >= 0");
+  if (Status valid = CheckSpec(spec); !valid.ok()) return valid;
 
   std::lock_guard<std::mutex> lock(mutex_);
   SegmentFiles files{SegmentDir(spec.trial, spec.segment)};
@@ -322,54 +443,18 @@ Status LocalBackend::Start(const SegmentSpec& spec) {
 
   StatusOr<std::vector<Observed>> segments = Scan(options_.state_dir / "trials", finished_);
   if (!segments.ok()) return segments.status();
-  std::set<int> busy_gpus;
-  std::set<int> busy_ports;
-  for (const Observed& observed : *segments) {
-    if (!observed.Active() || !observed.launch) continue;
-    busy_gpus.insert(observed.launch->gpus.begin(), observed.launch->gpus.end());
-    busy_ports.insert(observed.launch->metrics_port);
-  }
-
-  std::vector<int> gpus;
-  if (options_.gpu_count > 0) {
-    for (int gpu = 0; gpu < options_.gpu_count && static_cast<int>(gpus.size()) < spec.devices;
-         ++gpu) {
-      if (!busy_gpus.contains(gpu)) gpus.push_back(gpu);
-    }
-    if (static_cast<int>(gpus.size()) < spec.devices) {
-      return Status(StatusCode::kResourceExhausted,
-                    "trial " + spec.trial + " needs " + std::to_string(spec.devices) + " GPUs; " +
-                        std::to_string(gpus.size()) + " of " + std::to_string(options_.gpu_count) +
-                        " are free");
-    }
-  }
-  int port = 0;
-  for (int attempt = 0; attempt < kPortAttempts && (port == 0 || busy_ports.contains(port));
-       ++attempt) {
-    StatusOr<int> picked = PickFreeLoopbackPort();
-    if (!picked.ok()) return picked.status();
-    port = *picked;
-  }
+  const Busy busy = BusyOf(*segments);
+  StatusOr<std::vector<int>> gpus = PickGpus(spec, options_.gpu_count, busy.gpus);
+  if (!gpus.ok()) return gpus.status();
+  StatusOr<int> port = PickPort(busy.ports);
+  if (!port.ok()) return port.status();
 
   fs::path checkpoint_dir = CheckpointDir(options_.state_dir / "trials", spec.trial);
   fs::create_directories(files.dir, ec);
   if (!ec) fs::create_directories(checkpoint_dir, ec);
   if (ec) return InternalError("cannot create " + files.dir.string() + ": " + ec.message());
 
-  LaunchRecord launch;
-  launch.trial = spec.trial;
-  launch.segment = spec.segment;
-  launch.argv = spec.command;
-  launch.argv.insert(launch.argv.end(), spec.extra_args.begin(), spec.extra_args.end());
-  for (const auto& [name, value] : spec.params) launch.argv.push_back("--" + name + "=" + value);
-  launch.env = TrainerEnvironment(spec, options_.state_dir / "trials", port, options_, gpus);
-  launch.umask = options_.trial_umask;
-  launch.grace_seconds = spec.grace_seconds;
-  launch.devices = spec.devices;
-  launch.gpus = gpus;
-  launch.metrics_port = port;
-  launch.metrics_url = "http://127.0.0.1:" + std::to_string(port) + "/metrics";
-  launch.heartbeat_interval_seconds = options_.heartbeat_interval_seconds;
+  LaunchRecord launch = LaunchOf(spec, *gpus, *port, options_);
   if (Status s = WriteDeadline(files, spec.deadline_unix_seconds); !s.ok()) return s;
   if (Status s = WriteFileAtomically(files.launch(), ToJson(launch)); !s.ok()) return s;
   return SpawnSupervisor(files.dir);
@@ -380,58 +465,17 @@ Status LocalBackend::SpawnSupervisor(const fs::path& segment_dir) {
   SegmentFiles files{segment_dir};
   std::vector<std::string> args = options_.supervisor_command;
   args.push_back(segment_dir.string());
-  std::vector<char*> argv;
-  for (std::string& arg : args) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-  std::string log_path = files.supervisor_log().string();
-
-  // The child reports a failed exec through this pipe; a successful exec closes it.
-  int exec_errors[2];
-  if (pipe2(exec_errors, O_CLOEXEC) != 0) {
-    return InternalError(std::string("pipe: ") + std::strerror(errno));
-  }
-  pid_t pid = fork();
-  if (pid == 0) {
-    // The runner may be multi-threaded: only async-signal-safe calls until exec.
-    setsid();
-    int null_fd = open("/dev/null", O_RDONLY);
-    int log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (null_fd >= 0 && log_fd >= 0) {
-      dup2(null_fd, STDIN_FILENO);
-      dup2(log_fd, STDOUT_FILENO);
-      dup2(log_fd, STDERR_FILENO);
-      execv(argv[0], argv.data());
-    }
-    int exec_errno = errno;
-    ssize_t ignored = write(exec_errors[1], &exec_errno, sizeof(exec_errno));
-    (void)ignored;
-    _exit(127);
-  }
-  int fork_errno = errno;
-  close(exec_errors[1]);
-  if (pid < 0) {
-    close(exec_errors[0]);
-    return InternalError(std::string("fork: ") + std::strerror(fork_errno));
-  }
-  int exec_errno = 0;
-  ssize_t n;
-  do {
-    n = read(exec_errors[0], &exec_errno, sizeof(exec_errno));
-  } while (n < 0 && errno == EINTR);
-  close(exec_errors[0]);
-  if (n == static_cast<ssize_t>(sizeof(exec_errno))) {
-    waitpid(pid, nullptr, 0);
-    return InternalError("cannot run supervisor " + args[0] + ": " + std::strerror(exec_errno));
-  }
-  supervisors_.insert(pid);
+  StatusOr<pid_t> pid = ForkSupervisor(args, files.supervisor_log().string());
+  if (!pid.ok()) return pid.status();
+  supervisors_.insert(*pid);
 
   const Clock& clock = options_.clock != nullptr ? *options_.clock : SystemClock::Get();
   const double give_up = clock.MonotonicSeconds() + kClaimTimeoutSeconds;
   std::error_code ec;
   while (clock.MonotonicSeconds() < give_up) {
     if (fs::exists(files.status(), ec)) return OkStatus();
-    if (waitpid(pid, nullptr, WNOHANG) == pid) {
-      supervisors_.erase(pid);
+    if (waitpid(*pid, nullptr, WNOHANG) == *pid) {
+      supervisors_.erase(*pid);
       if (fs::exists(files.status(), ec)) return OkStatus();
       spawned_.erase(segment_dir);  // the next List spawns another (a full disk may heal)
       StatusOr<std::string> log = ReadFile(files.supervisor_log());

@@ -173,33 +173,52 @@ class Supervisor {
         if (DescendantsOf(getpid()).empty()) return;
         TerminateLeftovers(now);
       }
-      if (StatusOr<double> deadline = ReadDeadline(files_);
-          deadline.ok() && *deadline < status_.deadline_unix_seconds) {
-        MoveDeadline(*deadline);
-      }
-      const double deadline = status_.deadline_unix_seconds;
-      if (StopRequested()) Terminate(Reason::kStopped, now + launch_.grace_seconds);
-      if (now >= deadline - launch_.grace_seconds) Terminate(Reason::kDeadlineExceeded, deadline);
-      if (!killed_ && now >= kill_at_) {
-        SignalTrial(SIGKILL);
-        killed_ = true;
-      }
+      EnforceLimits(now);
       if (now >= next_heartbeat) {
         status_.heartbeat_unix_seconds = now;
         WriteStatusOrLog();
         next_heartbeat = now + interval / 2;
       }
+      AwaitSignal(now, WakeAt(now, next_heartbeat));
+    }
+  }
 
-      double wake = std::min(next_heartbeat, now + kPollSeconds);
-      if (stop_reason_ == Reason::kNone) wake = std::min(wake, deadline - launch_.grace_seconds);
-      if (!killed_) wake = std::min(wake, kill_at_);
-      siginfo_t info{};
-      int signal_number = WaitForSignalInfo(waited_, std::max(wake - now, 0.001), &info);
-      if (signal_number == SIGTERM || signal_number == SIGINT) {
-        Terminate(Reason::kStopped, NowUnixSeconds() + launch_.grace_seconds);
-      } else if (signal_number == kDeadlineSignal && info.si_code == SI_QUEUE) {
-        MoveDeadline(DeadlineOfSignalValue(info.si_value));
-      }
+  // Takes a deadline the deadline file brought forward, then stops the trial on a stop request
+  // or within the grace period of its deadline, and kills it once its SIGKILL is due.
+  void EnforceLimits(double now) {
+    if (StatusOr<double> deadline = ReadDeadline(files_);
+        deadline.ok() && *deadline < status_.deadline_unix_seconds) {
+      MoveDeadline(*deadline);
+    }
+    const double deadline = status_.deadline_unix_seconds;
+    if (StopRequested()) Terminate(Reason::kStopped, now + launch_.grace_seconds);
+    if (now >= deadline - launch_.grace_seconds) Terminate(Reason::kDeadlineExceeded, deadline);
+    if (!killed_ && now >= kill_at_) {
+      SignalTrial(SIGKILL);
+      killed_ = true;
+    }
+  }
+
+  // When Supervise must look again: the next heartbeat or poll, the deadline's SIGTERM unless the
+  // trial is stopping already, and its SIGKILL unless sent.
+  double WakeAt(double now, double next_heartbeat) const {
+    double wake = std::min(next_heartbeat, now + kPollSeconds);
+    if (stop_reason_ == Reason::kNone) {
+      wake = std::min(wake, status_.deadline_unix_seconds - launch_.grace_seconds);
+    }
+    if (!killed_) wake = std::min(wake, kill_at_);
+    return wake;
+  }
+
+  // Sleeps until `wake` or a signal: SIGTERM or SIGINT stops the trial, a queued deadline signal
+  // moves its deadline, and a child's exit ends the wait for the next round.
+  void AwaitSignal(double now, double wake) {
+    siginfo_t info{};
+    int signal_number = WaitForSignalInfo(waited_, std::max(wake - now, 0.001), &info);
+    if (signal_number == SIGTERM || signal_number == SIGINT) {
+      Terminate(Reason::kStopped, NowUnixSeconds() + launch_.grace_seconds);
+    } else if (signal_number == kDeadlineSignal && info.si_code == SI_QUEUE) {
+      MoveDeadline(DeadlineOfSignalValue(info.si_value));
     }
   }
 

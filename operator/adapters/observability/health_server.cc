@@ -40,6 +40,63 @@ StatusOr<ListenAddress> ParseListenAddress(const std::string& address) {
   return out;
 }
 
+namespace {
+
+// A plain HTTP server, or HTTPS with the metrics certificate when `secure` is set.
+StatusOr<std::unique_ptr<httplib::Server>> MakeServer(const SecureMetrics* secure) {
+  if (secure == nullptr) return std::make_unique<httplib::Server>();
+  if (secure->certificate == nullptr || secure->authorizer == nullptr) {
+    return InvalidArgumentError("secure metrics need a certificate and an authorizer");
+  }
+  ServingCertificate* certificate = secure->certificate;
+  auto tls = std::make_unique<httplib::SSLServer>(
+      [certificate](SSL_CTX& ctx) { return certificate->Install(&ctx); });
+  if (!tls->is_valid()) {
+    return InvalidArgumentError("cannot set up TLS with the metrics certificate");
+  }
+  return std::unique_ptr<httplib::Server>(std::move(tls));
+}
+
+// /healthz answers while the process serves; /readyz asks `ready` (ready when unset).
+void RouteProbes(httplib::Server& server, std::function<bool()> ready) {
+  server.Get("/healthz", [](const httplib::Request&, httplib::Response& response) {
+    response.set_content("ok", "text/plain");
+  });
+  server.Get("/readyz",
+             [ready = std::move(ready)](const httplib::Request&, httplib::Response& response) {
+               const bool is_ready = !ready || ready();
+               response.status = is_ready ? 200 : 503;
+               response.set_content(is_ready ? "ok" : "not ready", "text/plain");
+             });
+}
+
+// /metrics serves the registry in the text format; with `secure`, only to a caller its
+// authorizer lets in, telling on_refused of each one refused.
+void RouteMetrics(httplib::Server& server, std::shared_ptr<prometheus::Registry> registry,
+                  const SecureMetrics* secure) {
+  RequestAuthorizer* authorizer = secure != nullptr ? secure->authorizer : nullptr;
+  auto on_refused = secure != nullptr ? secure->on_refused : nullptr;
+  server.Get("/metrics", [registry = std::move(registry), authorizer, on_refused](
+                             const httplib::Request& request, httplib::Response& response) {
+    if (authorizer != nullptr) {
+      AuthOutcome outcome = authorizer->Authorize(request.get_header_value("Authorization"));
+      if (outcome.status != 200) {
+        if (on_refused) on_refused(request.remote_addr, outcome);
+        response.status = outcome.status;
+        if (outcome.status == 401) {
+          response.set_header("WWW-Authenticate", "Bearer realm=\"budgetsweep-operator\"");
+        }
+        response.set_content(outcome.message + "\n", "text/plain; charset=utf-8");
+        return;
+      }
+    }
+    response.set_content(prometheus::TextSerializer().Serialize(registry->Collect()),
+                         "text/plain; version=0.0.4; charset=utf-8");
+  });
+}
+
+}  // namespace
+
 struct HealthServer::Serving {
   std::unique_ptr<httplib::Server> server;
   bool secure = false;
@@ -62,22 +119,11 @@ StatusOr<std::unique_ptr<HealthServer>> HealthServer::Start(
   StatusOr<ListenAddress> listen = ParseListenAddress(address);
   if (!listen.ok()) return listen.status();
 
+  StatusOr<std::unique_ptr<httplib::Server>> made = MakeServer(secure);
+  if (!made.ok()) return made.status();
   auto serving = std::make_unique<Serving>();
-  if (secure != nullptr) {
-    if (secure->certificate == nullptr || secure->authorizer == nullptr) {
-      return InvalidArgumentError("secure metrics need a certificate and an authorizer");
-    }
-    ServingCertificate* certificate = secure->certificate;
-    auto tls = std::make_unique<httplib::SSLServer>(
-        [certificate](SSL_CTX& ctx) { return certificate->Install(&ctx); });
-    if (!tls->is_valid()) {
-      return InvalidArgumentError("cannot set up TLS with the metrics certificate");
-    }
-    serving->server = std::move(tls);
-    serving->secure = true;
-  } else {
-    serving->server = std::make_unique<httplib::Server>();
-  }
+  serving->server = std::move(*made);
+  serving->secure = secure != nullptr;
   httplib::Server& server = *serving->server;
   // httplib's default also sets SO_REUSEPORT, with which a second operator on the same port binds
   // too and silently gets half the scrapes and probes. SO_REUSEADDR alone still allows a restart
@@ -86,36 +132,8 @@ StatusOr<std::unique_ptr<HealthServer>> HealthServer::Start(
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
-  server.Get("/healthz", [](const httplib::Request&, httplib::Response& response) {
-    response.set_content("ok", "text/plain");
-  });
-  server.Get("/readyz",
-             [ready = std::move(ready)](const httplib::Request&, httplib::Response& response) {
-               const bool is_ready = !ready || ready();
-               response.status = is_ready ? 200 : 503;
-               response.set_content(is_ready ? "ok" : "not ready", "text/plain");
-             });
-  if (registry) {
-    RequestAuthorizer* authorizer = secure != nullptr ? secure->authorizer : nullptr;
-    auto on_refused = secure != nullptr ? secure->on_refused : nullptr;
-    server.Get("/metrics", [registry = std::move(registry), authorizer, on_refused](
-                               const httplib::Request& request, httplib::Response& response) {
-      if (authorizer != nullptr) {
-        AuthOutcome outcome = authorizer->Authorize(request.get_header_value("Authorization"));
-        if (outcome.status != 200) {
-          if (on_refused) on_refused(request.remote_addr, outcome);
-          response.status = outcome.status;
-          if (outcome.status == 401) {
-            response.set_header("WWW-Authenticate", "Bearer realm=\"budgetsweep-operator\"");
-          }
-          response.set_content(outcome.message + "\n", "text/plain; charset=utf-8");
-          return;
-        }
-      }
-      response.set_content(prometheus::TextSerializer().Serialize(registry->Collect()),
-                           "text/plain; version=0.0.4; charset=utf-8");
-    });
-  }
+  RouteProbes(server, std::move(ready));
+  if (registry) RouteMetrics(server, std::move(registry), secure);
 
   const int port = listen->port == 0
                        ? server.bind_to_any_port(listen->host)

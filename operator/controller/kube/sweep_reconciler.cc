@@ -1,6 +1,5 @@
 #include "operator/controller/kube/sweep_reconciler.h"
 
-#include <exception>
 #include <utility>
 #include <variant>
 
@@ -9,6 +8,8 @@
 #include "operator/adapters/kube/resources.h"
 #include "operator/adapters/prometheus/api_source.h"
 #include "operator/controller/kube/creator_rights.h"
+#include "operator/controller/kube/status_writer.h"
+#include "operator/controller/kube/trial_pod.h"
 #include "operator/core/api.h"
 #include "operator/core/spec_edits.h"
 #include "operator/core/sweep_status.h"
@@ -29,10 +30,8 @@ std::pair<std::string, std::string> SplitKey(const std::string& key) {
 
 // The sweep key a trial pod belongs to; empty for a pod without the label.
 std::string SweepKeyOfPod(const Json& pod) {
-  const Json& metadata = pod.value("metadata", Json::object());
-  const Json& labels = metadata.value("labels", Json::object());
-  if (!labels.contains(kube::kSweepLabel)) return "";
-  return KeyOf(metadata.value("namespace", ""), labels[kube::kSweepLabel].get<std::string>());
+  TrialPod read = ReadTrialPod(pod);
+  return read.sweep.empty() ? "" : KeyOf(read.ns, read.sweep);
 }
 
 struct EventNote {
@@ -82,12 +81,6 @@ EventNote Note(const SweepModel&, const event::ThroughputDecided& e) {
           e.reason + ": " + e.message};
 }
 
-// Whether a sweep of status `status` has had trials or probe runs.
-bool Started(const Json& status) {
-  return status.value("/trials/created"_json_pointer, int64_t{0}) > 0 ||
-         status.contains("throughput");
-}
-
 // The other kinds make no Kubernetes Event.
 template <class E>
 EventNote Note(const SweepModel&, const E&) {
@@ -106,7 +99,7 @@ struct SweepReconciler::Runtime {
   std::unique_ptr<SweepController> controller;
   std::string pool_denial;  // the reason and message of the pool's denial last recorded
   Json object;              // the sweep as last read, for Events
-  Json written_status;      // the status as last written (or read), without `sweepEvents`
+  std::optional<StatusWriter> status;
 };
 
 SweepReconciler::SweepReconciler(kube::Client& client, const Clock& clock,
@@ -158,14 +151,7 @@ bool SweepReconciler::Synced() const {
 void SweepReconciler::Run() {
   while (std::optional<std::string> key = queue_.Get()) {
     const double started = clock_.MonotonicSeconds();
-    Status s = OkStatus();
-    try {
-      s = Reconcile(*key);
-    } catch (const std::exception& e) {
-      // An object shaped in a way nothing above expected: this sweep waits and is retried; the
-      // operator keeps serving the others.
-      s = InternalError(std::string("unexpected object shape: ") + e.what());
-    }
+    Status s = Reconcile(*key);
     if (s.ok()) {
       queue_.Forget(*key);
     } else {
@@ -199,12 +185,12 @@ StatusOr<std::vector<Json>> SweepReconciler::PodsOf(const std::string& ns,
 
 Status SweepReconciler::Reconcile(const std::string& key) {
   auto [ns, name] = SplitKey(key);
-  std::optional<Json> sweep = sweeps_->Get(key);
-  if (!sweep) {
+  std::optional<Json> object = sweeps_->Get(key);
+  if (!object) {
     // The cache may lag a sweep just created: only the server may say it is gone.
     StatusOr<Json> live = client_.Get(kube::kBudgetSweeps, ns, name);
     if (live.ok()) {
-      sweep = std::move(live).value();
+      object = std::move(live).value();
     } else if (kube::IsNotFound(live.status())) {
       std::optional<std::string> pool = EraseRuntime(key);
       if (hooks_.on_sweep_gone) hooks_.on_sweep_gone(ns, name);
@@ -213,12 +199,16 @@ Status SweepReconciler::Reconcile(const std::string& key) {
       return live.status();
     }
   }
+  SweepObject sweep;
+  if (Status read = ReadSweepObject(*object, &sweep); !read.ok()) {
+    return ReportInvalid(key, sweep, read.message());
+  }
   // A spec error keeps the runtime: it holds the spec the recorded history was decided under,
   // which an edit that fixes the error is checked against.
-  StatusOr<SweepSpec> spec = ParseSweep(*sweep);
-  if (!spec.ok()) return ReportInvalid(*sweep, spec.status().message());
+  StatusOr<SweepSpec> spec = ParseSweep(sweep.object);
+  if (!spec.ok()) return ReportInvalid(key, sweep, spec.status().message());
   std::optional<kube::PoolObject> pool;
-  StatusOr<bool> bound = PoolBound(key, *sweep, *spec, &pool);
+  StatusOr<bool> bound = PoolBound(key, sweep, *spec, &pool);
   if (!bound.ok()) return bound.status();
   if (!*bound) return OkStatus();
   // A new generation of a sweep this process runs takes effect in its editable fields only. One
@@ -226,18 +216,17 @@ Status SweepReconciler::Reconcile(const std::string& key) {
   // before them) would re-decide the recorded history: it is refused, and the sweep waits for the
   // edit to be undone.
   if (Runtime* running = FindRuntime(key);
-      running != nullptr && running->uid == sweep->value("/metadata/uid"_json_pointer, "") &&
-      running->generation != spec->generation) {
+      running != nullptr && running->uid == sweep.uid && running->generation != spec->generation) {
     spec = ApplySpecEdit(running->controller->model().spec(), *spec);
-    if (!spec.ok()) return ReportInvalid(*sweep, spec.status().message());
+    if (!spec.ok()) return ReportInvalid(key, sweep, spec.status().message());
   }
-  StatusOr<bool> cleared = CreatorCleared(key, *sweep, *spec);
+  StatusOr<bool> cleared = CreatorCleared(key, sweep, *spec);
   if (!cleared.ok()) return cleared.status();
   if (!*cleared) return OkStatus();
-  StatusOr<Runtime*> runtime = RuntimeFor(*sweep, *spec);
+  StatusOr<Runtime*> runtime = RuntimeFor(key, sweep, *spec);
   if (!runtime.ok()) return runtime.status();
   Runtime& rt = **runtime;
-  rt.object = *sweep;
+  rt.object = std::move(sweep.object);
   if (rt.gate && pool) rt.gate->UseRead(std::move(*pool));
 
   StatusOr<Step> plan = rt.controller->Pass();
@@ -258,20 +247,20 @@ Status SweepReconciler::Reconcile(const std::string& key) {
   }
   RecordPoolDenials(rt, plan->denials);
   RecordHeldUpTrials(rt, plan->conditions);
-  if (Status s = WriteStatus(rt, *sweep, rt.controller->StatusJson()); !s.ok()) return s;
+  Json status = rt.controller->StatusJson();
+  if (hooks_.on_status) hooks_.on_status(ns, name, status);
+  if (Status s = rt.status->Write(std::move(status)); !s.ok()) return s;
 
-  StatusOr<bool> ended = rt.controller->AllSegmentsEnded();
-  if (!ended.ok()) return ended.status();
-  if (!rt.controller->model().finished() || !*ended) {
-    queue_.AddAfter(key, options_.resync_seconds);
-  }
+  StatusOr<bool> done = rt.controller->Done();
+  if (!done.ok()) return done.status();
+  if (!*done) queue_.AddAfter(key, options_.resync_seconds);
   return OkStatus();
 }
 
-StatusOr<SweepReconciler::Runtime*> SweepReconciler::RuntimeFor(const Json& sweep,
+StatusOr<SweepReconciler::Runtime*> SweepReconciler::RuntimeFor(const std::string& key,
+                                                                const SweepObject& sweep,
                                                                 const SweepSpec& spec) {
-  std::string key = kube::ObjectKey(sweep);
-  std::string uid = sweep.value("/metadata/uid"_json_pointer, "");
+  const std::string& uid = sweep.uid;
   if (Runtime* found = FindRuntime(key);
       found != nullptr && found->uid == uid && found->generation == spec.generation) {
     return found;
@@ -281,8 +270,7 @@ StatusOr<SweepReconciler::Runtime*> SweepReconciler::RuntimeFor(const Json& swee
   auto rt = std::make_unique<Runtime>();
   rt->uid = uid;
   rt->generation = spec.generation;
-  rt->written_status = sweep.value("status", Json::object());
-  rt->written_status.erase("sweepEvents");
+  rt->status.emplace(client_, spec.namespace_name, spec.name, sweep.status);
   kube::SweepOwner owner;
   owner.name = spec.name;
   owner.uid = uid;
@@ -356,7 +344,7 @@ void SweepReconciler::RecordHeldUpTrials(Runtime& rt, const std::vector<Conditio
     if (c.type != "TrialsScheduled" || c.status != "False") continue;
     // An Event too, as kubectl describe shows them, once per new reason or message: the
     // condition is already in the status written last.
-    for (const Json& written : rt.written_status.value("conditions", Json::array())) {
+    for (const Json& written : rt.status->written().value("conditions", Json::array())) {
       if (written.value("type", "") == c.type && written.value("status", "") == c.status &&
           written.value("message", "") == c.message) {
         return;
@@ -378,53 +366,46 @@ void SweepReconciler::RecordEvent(Runtime& rt, const Event& e) {
   if (!note.reason.empty()) recorder_.Record(rt.object, note.type, note.reason, note.message);
 }
 
-Status SweepReconciler::WriteStatus(Runtime& rt, const Json& sweep, Json status) {
-  std::string key = kube::ObjectKey(sweep);
-  auto [ns, name] = SplitKey(key);
-  if (hooks_.on_status) hooks_.on_status(ns, name, status);
-  if (status == rt.written_status) return OkStatus();
-  Json patch = status;
-  for (const auto& [field, value] : rt.written_status.items()) {
-    if (!status.contains(field)) patch[field] = nullptr;  // a merge patch removes it so
-  }
-  StatusOr<Json> written =
-      client_.PatchStatus(kube::kBudgetSweeps, ns, name, {{"status", std::move(patch)}});
-  if (!written.ok()) return written.status();
-  rt.written_status = std::move(status);
-  return OkStatus();
-}
-
-Status SweepReconciler::ReportInvalid(const Json& sweep, const std::string& message) {
-  std::string key = kube::ObjectKey(sweep);
-  auto [ns, name] = SplitKey(key);
-  int64_t generation = sweep.value("/metadata/generation"_json_pointer, int64_t{0});
-  Json previous = sweep.value("status", Json::object());
-  Json conditions = MergeConditions(previous.value("conditions", Json::array()),
-                                    {Condition{"InvalidSpec", "True", "InvalidSpec", message}},
-                                    clock_.NowUnixSeconds(), generation);
-  if (previous.value("phase", "") == "Failed" &&
-      previous.value("conditions", Json()) == conditions &&
-      previous.value("observedGeneration", int64_t{-1}) == generation) {
+Status SweepReconciler::Report(const std::string& key, const SweepObject& sweep,
+                               const Condition& condition, const std::optional<std::string>& phase,
+                               const char* log_event) {
+  Json conditions =
+      MergeConditions(sweep.conditions, {condition}, clock_.NowUnixSeconds(), sweep.generation);
+  if ((!phase || sweep.phase == *phase) && sweep.conditions == conditions &&
+      sweep.observed_generation == sweep.generation) {
     return OkStatus();
   }
-  kube::LogEvent("warn", "invalid_spec", {{"sweep", key}, {"message", message}});
-  recorder_.Record(sweep, kube::EventType::kWarning, "InvalidSpec", message);
-  Json status = {
-      {"observedGeneration", generation}, {"phase", "Failed"}, {"conditions", conditions}};
-  StatusOr<Json> written =
-      client_.PatchStatus(kube::kBudgetSweeps, ns, name, {{"status", std::move(status)}});
-  return written.status();
+  kube::LogEvent("warn", log_event,
+                 {{"sweep", key}, {"reason", condition.reason}, {"message", condition.message}});
+  recorder_.Record(sweep.object, kube::EventType::kWarning, condition.reason, condition.message);
+  Json status = {{"observedGeneration", sweep.generation}, {"conditions", std::move(conditions)}};
+  if (phase) status["phase"] = *phase;
+  auto [ns, name] = SplitKey(key);
+  return PatchSweepStatus(client_, ns, name, std::move(status));
 }
 
-StatusOr<bool> SweepReconciler::CreatorCleared(const std::string& key, const Json& sweep,
+Status SweepReconciler::ReportInvalid(const std::string& key, const SweepObject& sweep,
+                                      const std::string& message) {
+  return Report(key, sweep, Condition{"InvalidSpec", "True", "InvalidSpec", message}, "Failed",
+                "invalid_spec");
+}
+
+Status SweepReconciler::ReportWaiting(const std::string& key, const SweepObject& sweep,
+                                      const Condition& condition, const char* log_event) {
+  return Report(key, sweep, condition,
+                sweep.Started() ? std::nullopt : std::optional<std::string>("Pending"), log_event);
+}
+
+StatusOr<bool> SweepReconciler::CreatorCleared(const std::string& key, const SweepObject& sweep,
                                                const SweepSpec& spec) {
   if (options_.creator_reviewer == nullptr) return true;
   // Checked before the first pod only: once this process runs the sweep, or the sweep has had
   // trials or probe runs (a restart, or a sweep from before the check), it goes on.
-  const std::string uid = sweep.value("/metadata/uid"_json_pointer, "");
-  if (Runtime* running = FindRuntime(key); running != nullptr && running->uid == uid) return true;
-  if (Started(sweep.value("status", Json::object()))) return true;
-  StatusOr<CreatorVerdict> verdict = CheckCreatorRights(*options_.creator_reviewer, sweep,
+  if (Runtime* running = FindRuntime(key); running != nullptr && running->uid == sweep.uid) {
+    return true;
+  }
+  if (sweep.Started()) return true;
+  StatusOr<CreatorVerdict> verdict = CheckCreatorRights(*options_.creator_reviewer, sweep.object,
                                                         spec.namespace_name, spec.trial_template);
   if (!verdict.ok()) return verdict.status();
   if (verdict->allowed) {
@@ -433,7 +414,7 @@ StatusOr<bool> SweepReconciler::CreatorCleared(const std::string& key, const Jso
   }
   queue_.AddAfter(key, options_.creator_recheck_seconds);
   Status written = ReportWaiting(
-      sweep, Condition{"CreatorAuthorized", "False", verdict->reason, verdict->message},
+      key, sweep, Condition{"CreatorAuthorized", "False", verdict->reason, verdict->message},
       "creator_not_authorized");
   if (!written.ok()) return written;
   return false;
@@ -443,22 +424,20 @@ Status SweepReconciler::Cleanup(const std::string& ns, const std::string& name,
                                 const std::optional<std::string>& pool) {
   StatusOr<std::vector<Json>> pods = PodsOf(ns, name);
   if (!pods.ok()) return pods.status();
-  for (const Json& pod : *pods) {
-    std::string pod_name = pod.value("/metadata/name"_json_pointer, "");
-    std::string phase = pod.value("/status/phase"_json_pointer, "");
-    bool ended = phase == "Succeeded" || phase == "Failed";
-    if (!ended && !pod["metadata"].contains("deletionTimestamp")) {
-      Status deleted = client_.Delete(kube::kPods, ns, pod_name);
+  for (const Json& object : *pods) {
+    TrialPod pod = ReadTrialPod(object);
+    if (!pod.ended && !pod.deleting) {
+      Status deleted = client_.Delete(kube::kPods, ns, pod.name);
       if (!deleted.ok() && !kube::IsNotFound(deleted)) return deleted;
     }
-    if (Status s = kube::ReleasePod(client_, ns, pod_name); !s.ok()) return s;
-    kube::LogEvent("info", "pod_released", {{"sweep", KeyOf(ns, name)}, {"pod", pod_name}});
+    if (Status s = kube::ReleasePod(client_, ns, pod.name); !s.ok()) return s;
+    kube::LogEvent("info", "pod_released", {{"sweep", KeyOf(ns, name)}, {"pod", pod.name}});
   }
   if (pool && pool->empty()) return OkStatus();  // it drew on no pool
   return kube::SettleDeletedSweep(client_, clock_, ns, name, pool);
 }
 
-StatusOr<bool> SweepReconciler::PoolBound(const std::string& key, const Json& sweep,
+StatusOr<bool> SweepReconciler::PoolBound(const std::string& key, const SweepObject& sweep,
                                           SweepSpec& spec, std::optional<kube::PoolObject>* read) {
   if (spec.pool_name.empty()) return true;
   StatusOr<kube::PoolObject> pool = kube::ReadPool(client_, spec.namespace_name, spec.pool_name);
@@ -476,7 +455,7 @@ StatusOr<bool> SweepReconciler::PoolBound(const std::string& key, const Json& sw
                                   "\" does not exist in namespace " + spec.namespace_name +
                                   "; the sweep waits for it"
                             : "spec.budget.poolRef.name: " + pool.status().message()};
-  if (Status s = ReportWaiting(sweep, unbound, "pool_unbound"); !s.ok()) return s;
+  if (Status s = ReportWaiting(key, sweep, unbound, "pool_unbound"); !s.ok()) return s;
   return false;
 }
 
@@ -497,30 +476,6 @@ void SweepReconciler::RecordPoolDenials(Runtime& rt, const std::vector<Denial>& 
     break;
   }
   rt.pool_denial = denial;
-}
-
-Status SweepReconciler::ReportWaiting(const Json& sweep, const Condition& condition,
-                                      const char* log_event) {
-  const std::string key = kube::ObjectKey(sweep);
-  auto [ns, name] = SplitKey(key);
-  int64_t generation = sweep.value("/metadata/generation"_json_pointer, int64_t{0});
-  Json previous = sweep.value("status", Json::object());
-  Json conditions = MergeConditions(previous.value("conditions", Json::array()), {condition},
-                                    clock_.NowUnixSeconds(), generation);
-  const bool started = Started(previous);
-  Json status = {{"observedGeneration", generation}, {"conditions", conditions}};
-  if (!started) status["phase"] = "Pending";
-  if (previous.value("conditions", Json()) == conditions &&
-      previous.value("observedGeneration", int64_t{-1}) == generation &&
-      (started || previous.value("phase", "") == "Pending")) {
-    return OkStatus();
-  }
-  kube::LogEvent("warn", log_event,
-                 {{"sweep", key}, {"reason", condition.reason}, {"message", condition.message}});
-  recorder_.Record(sweep, kube::EventType::kWarning, condition.reason, condition.message);
-  StatusOr<Json> written =
-      client_.PatchStatus(kube::kBudgetSweeps, ns, name, {{"status", std::move(status)}});
-  return written.status();
 }
 
 }  // namespace bsw

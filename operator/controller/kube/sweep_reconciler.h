@@ -16,6 +16,7 @@
 #include "operator/adapters/kube/pool_gate.h"
 #include "operator/adapters/kube/trial_log.h"
 #include "operator/adapters/kube/workqueue.h"
+#include "operator/controller/kube/sweep_object.h"
 #include "operator/controller/sweep_controller.h"
 #include "operator/ports/access_reviewer.h"
 #include "operator/ports/clock.h"
@@ -70,16 +71,17 @@ struct ReconcilerHooks {
 // (docs/design.md, "Data flow"): each pass rebuilds what it needs from the API, so any replica that
 // becomes leader, or a restarted one, carries on where the last one stopped.
 //
-// Per sweep: parse and validate the spec (what the CRD's schema and CEL cannot check becomes
-// condition InvalidSpec, and so does a new generation that changes an immutable field: only the
-// editable ones of spec_edits.h take effect); keep its decisions in BudgetSweepTrial objects
-// (kube::TrialLog); run its trials as pods (kube::PodBackend, budget enforced by
-// activeDeadlineSeconds, so deadlines only ever shrink); read metrics by scraping the pods (or from
-// Prometheus when spec.metrics.prometheus.url is set); write status through /status when it
-// changed; record Kubernetes Events for starts, promotions, stops and the end. A sweep with
-// spec.budget.poolRef admits work through its BudgetPool (kube::PoolGate): its account is written
-// to the pool's status before its pods are created. A deleted sweep's pods are deleted and
-// released, so none is orphaned, and its charge stays in its pool.
+// Per sweep: read the object once (SweepObject: a malformed field becomes condition InvalidSpec
+// naming it, never a retry); parse and validate the spec (what the CRD's schema and CEL cannot
+// check becomes condition InvalidSpec, and so does a new generation that changes an immutable
+// field: only the editable ones of spec_edits.h take effect); keep its decisions in
+// BudgetSweepTrial objects (kube::TrialLog); run its trials as pods (kube::PodBackend, budget
+// enforced by activeDeadlineSeconds, so deadlines only ever shrink); read metrics by scraping the
+// pods (or from Prometheus when spec.metrics.prometheus.url is set); write status through /status
+// when it changed (StatusWriter); record Kubernetes Events for starts, promotions, stops and the
+// end. A sweep with spec.budget.poolRef admits work through its BudgetPool (kube::PoolGate): its
+// account is written to the pool's status before its pods are created. A deleted sweep's pods are
+// deleted and released, so none is orphaned, and its charge stays in its pool.
 class SweepReconciler {
  public:
   SweepReconciler(kube::Client& client, const Clock& clock, ReconcilerOptions options,
@@ -107,24 +109,30 @@ class SweepReconciler {
   // Deletes and releases the pods of a deleted sweep and settles its pool accounts.
   Status Cleanup(const std::string& ns, const std::string& name,
                  const std::optional<std::string>& pool);
-  Status ReportInvalid(const nlohmann::json& sweep, const std::string& message);
-  // Writes condition `condition` (and phase Pending while no trial was created) to the sweep's
-  // status with a Warning Event and log line `log_event`, unless the status says so already.
-  Status ReportWaiting(const nlohmann::json& sweep, const Condition& condition,
+  // Writes `condition` (and phase `phase`, when set) to the status of sweep `key`, with a Warning
+  // Event and log line `log_event` naming its reason and message, unless the status says so
+  // already.
+  Status Report(const std::string& key, const SweepObject& sweep, const Condition& condition,
+                const std::optional<std::string>& phase, const char* log_event);
+  // Condition InvalidSpec and phase Failed: a malformed object, a spec error or a refused edit.
+  Status ReportInvalid(const std::string& key, const SweepObject& sweep,
+                       const std::string& message);
+  // Condition `condition`, and phase Pending while the sweep has not started.
+  Status ReportWaiting(const std::string& key, const SweepObject& sweep, const Condition& condition,
                        const char* log_event);
   // Whether the creator of `sweep` may have its trials run (options_.creator_reviewer); when not,
   // records why (condition, Event) and schedules the next check.
-  StatusOr<bool> CreatorCleared(const std::string& key, const nlohmann::json& sweep,
+  StatusOr<bool> CreatorCleared(const std::string& key, const SweepObject& sweep,
                                 const SweepSpec& spec);
   // Binds a sweep with spec.budget.poolRef to its pool (BindPool): false, with condition PoolBound
   // False and an Event, while the pool is missing or invalid, and the sweep is looked at again
   // after options_.pool_recheck_seconds. The pool it read goes in `read`, for the pass's gate.
-  StatusOr<bool> PoolBound(const std::string& key, const nlohmann::json& sweep, SweepSpec& spec,
+  StatusOr<bool> PoolBound(const std::string& key, const SweepObject& sweep, SweepSpec& spec,
                            std::optional<kube::PoolObject>* read);
   // The Events, log lines and hooks of the pool's denials in `plan`, once per new denial.
   void RecordPoolDenials(Runtime& rt, const std::vector<Denial>& denials);
-  StatusOr<Runtime*> RuntimeFor(const nlohmann::json& sweep, const SweepSpec& spec);
-  Status WriteStatus(Runtime& runtime, const nlohmann::json& sweep, nlohmann::json status);
+  StatusOr<Runtime*> RuntimeFor(const std::string& key, const SweepObject& sweep,
+                                const SweepSpec& spec);
   // A Warning Event when the plan says a trial is held up before it starts (TrialsScheduled
   // False) with a message the status written last did not have yet.
   void RecordHeldUpTrials(Runtime& rt, const std::vector<Condition>& conditions);

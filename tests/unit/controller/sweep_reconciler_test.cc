@@ -249,6 +249,13 @@ class SweepReconcilerTest : public ::testing::Test {
   }
 
   Json Status() const { return server_.Object(kSweepPath).value("status", Json::object()); }
+  // The sweep's condition of type `type`; null while it has none.
+  Json ConditionOf(const std::string& type) const {
+    for (const Json& c : Status().value("conditions", Json::array())) {
+      if (c["type"] == type) return c;
+    }
+    return Json();
+  }
   std::string Phase() const { return Status().value("phase", ""); }
 
   std::vector<Json> Pods() const {
@@ -402,12 +409,7 @@ TEST_F(SweepReconcilerTest, ASweepWaitsForAMissingPoolAndStartsOnceItExists) {
     if (ns == kNs && pool == "team-a") ++gone;
   };
   StartOperator(hooks);
-  auto pool_bound = [&] {
-    for (const Json& c : Status().value("conditions", Json::array())) {
-      if (c["type"] == "PoolBound") return c;
-    }
-    return Json();
-  };
+  auto pool_bound = [&] { return ConditionOf("PoolBound"); };
   ASSERT_TRUE(StepUntil([&] { return !pool_bound().is_null(); })) << Status().dump(2);
   EXPECT_EQ(Phase(), "Pending");
   EXPECT_EQ(pool_bound()["reason"], "PoolNotFound");
@@ -451,6 +453,24 @@ TEST_F(SweepReconcilerTest, ADeletedSweepsChargeStaysInItsPool) {
   EXPECT_GT(account["usedDeviceSeconds"].get<double>(), 0)
       << "what the deleted sweep had reserved is charged: " << account.dump();
   EXPECT_TRUE(Requests("GET", kPoolsPath).empty()) << "the operator knew the sweep's pool";
+}
+
+TEST_F(SweepReconcilerTest, AMalformedObjectGetsAConditionNamingTheFieldOnce) {
+  CreateSweep();
+  ASSERT_TRUE(client_
+                  ->PatchStatus(kube::kBudgetSweeps, kNs, kSweep,
+                                {{"status", {{"trials", {{"created", "many"}}}}}})
+                  .ok());
+  StartOperator();
+  auto invalid = [&] { return ConditionOf("InvalidSpec"); };
+  ASSERT_TRUE(StepUntil([&] { return !invalid().is_null(); })) << Status().dump(2);
+  EXPECT_EQ(Phase(), "Failed");
+  EXPECT_EQ(invalid()["message"], "status.trials.created: must be a number, got string \"many\"");
+  EXPECT_THAT(EventReasons(), ::testing::Contains("InvalidSpec"));
+  // Its own write is read back as the same report: nothing more is written.
+  std::this_thread::sleep_for(milliseconds(300));
+  EXPECT_EQ(Requests("PATCH", std::string(kSweepPath) + "/status").size(), 2u);
+  EXPECT_TRUE(Requests("POST", kPodsPath).empty());
 }
 
 TEST_F(SweepReconcilerTest, AConflictOnTheStatusWriteIsRetried) {

@@ -2,13 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
-#include "operator/controller/journal.h"
 #include "operator/core/api.h"
 #include "tests/fakes/memory_event_log.h"
 #include "tests/mocks/fake_clock.h"
@@ -20,7 +14,6 @@
 namespace bsw {
 namespace {
 
-namespace fs = std::filesystem;
 using ::testing::_;
 using ::testing::Invoke;
 using ::testing::NiceMock;
@@ -31,9 +24,6 @@ using ::testing::Return;
 class SweepControllerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "bsw-controller-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
     StatusOr<SweepSpec> spec = ParseSweep(testing::ValidSweepJson());
     ASSERT_TRUE(spec.ok()) << spec.status().message();
     spec_ = *spec;
@@ -63,7 +53,6 @@ class SweepControllerTest : public ::testing::Test {
               return StatusOr<TrialMetrics>(m);
             }));
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   // What the backend reports from now on: the segment running since now.
   void RunSegment(const SegmentSpec& s) {
@@ -79,14 +68,14 @@ class SweepControllerTest : public ::testing::Test {
     spec_ = ParseSweep(j).value();
   }
 
+  // The journal's lines, as a Journal on disk would hold them.
   std::string JournalText() const {
-    std::ifstream in(dir_ + "/journal.jsonl");
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
+    std::string text;
+    for (const nlohmann::json& record : log_.records()) text += record.dump() + "\n";
+    return text;
   }
 
-  std::string dir_;
+  MemoryEventLog log_;
   SweepSpec spec_;
   FakeClock clock_{1'000'000};
   std::vector<SegmentStatus> segments_;
@@ -97,9 +86,7 @@ class SweepControllerTest : public ::testing::Test {
 };
 
 TEST_F(SweepControllerTest, FirstPass_JournalsEachLaunchBeforeStartingIt) {
-  StatusOr<Journal> journal = Journal::Open(dir_);
-  ASSERT_TRUE(journal.ok());
-  SweepController controller(spec_, &backend_, &metrics_, &*journal, &clock_);
+  SweepController controller(spec_, &backend_, &metrics_, &log_, &clock_);
   ASSERT_TRUE(controller.Recover().ok());
   int started = 0;
   EXPECT_CALL(backend_, Start(_))
@@ -119,8 +106,7 @@ TEST_F(SweepControllerTest, FirstPass_JournalsEachLaunchBeforeStartingIt) {
 }
 
 TEST_F(SweepControllerTest, RungCutoff_StopIsAskedOncePerControllerRun) {
-  StatusOr<Journal> journal = Journal::Open(dir_);
-  SweepController controller(spec_, &backend_, &metrics_, &*journal, &clock_);
+  SweepController controller(spec_, &backend_, &metrics_, &log_, &clock_);
   ASSERT_TRUE(controller.Recover().ok());
   ASSERT_TRUE(controller.Pass().ok());
   // The first value continues; the next three are worse and each falls outside the top 1/3.
@@ -141,13 +127,11 @@ TEST_F(SweepControllerTest, RungCutoff_StopIsAskedOncePerControllerRun) {
 
 TEST_F(SweepControllerTest, Recover_RebuildsTheSweepAndStartsNothingTwice) {
   {
-    StatusOr<Journal> journal = Journal::Open(dir_);
-    SweepController first(spec_, &backend_, &metrics_, &*journal, &clock_);
+    SweepController first(spec_, &backend_, &metrics_, &log_, &clock_);
     ASSERT_TRUE(first.Recover().ok());
     ASSERT_TRUE(first.Pass().ok());
   }
-  StatusOr<Journal> journal = Journal::Open(dir_);
-  SweepController second(spec_, &backend_, &metrics_, &*journal, &clock_);
+  SweepController second(spec_, &backend_, &metrics_, &log_, &clock_);
   ASSERT_TRUE(second.Recover().ok());
   EXPECT_EQ(second.model().trial_count(), spec_.parallelism);
   EXPECT_CALL(backend_, Start(_)).Times(0);
@@ -157,8 +141,7 @@ TEST_F(SweepControllerTest, Recover_RebuildsTheSweepAndStartsNothingTwice) {
 }
 
 TEST_F(SweepControllerTest, HeldCharge_IsReleasedOnlyAfterTheEndIsRecordedAndOutlivesTheSegment) {
-  StatusOr<Journal> journal = Journal::Open(dir_);
-  SweepController controller(spec_, &backend_, &metrics_, &*journal, &clock_);
+  SweepController controller(spec_, &backend_, &metrics_, &log_, &clock_);
   ASSERT_TRUE(controller.Recover().ok());
   ASSERT_TRUE(controller.Pass().ok());
   // Trial 0's pod failed after 40 s; the backend holds it (and its charge) until released.
@@ -186,16 +169,14 @@ TEST_F(SweepControllerTest, HeldCharge_IsReleasedOnlyAfterTheEndIsRecordedAndOut
   clock_.Advance(1);
   ASSERT_TRUE(controller.Pass().ok());
   EXPECT_GE(controller.ledger().used(), 40 * ChargedDevices(spec_.trial_gpus));
-  StatusOr<Journal> reopened = Journal::Open(dir_);
-  SweepController restarted(spec_, &backend_, &metrics_, &*reopened, &clock_);
+  SweepController restarted(spec_, &backend_, &metrics_, &log_, &clock_);
   ASSERT_TRUE(restarted.Recover().ok());
   ASSERT_TRUE(restarted.Refresh().ok());
   EXPECT_GE(restarted.ledger().used(), 40 * ChargedDevices(spec_.trial_gpus));
 }
 
 TEST_F(SweepControllerTest, UnansweredMetrics_AreUnknownAndStopNothing) {
-  StatusOr<Journal> journal = Journal::Open(dir_);
-  SweepController controller(spec_, &backend_, &metrics_, &*journal, &clock_);
+  SweepController controller(spec_, &backend_, &metrics_, &log_, &clock_);
   ASSERT_TRUE(controller.Recover().ok());
   ASSERT_TRUE(controller.Pass().ok());
   EXPECT_CALL(backend_, Stop(_, _)).Times(0);
@@ -212,8 +193,7 @@ TEST_F(SweepControllerTest, UnansweredMetrics_AreUnknownAndStopNothing) {
 }
 
 TEST_F(SweepControllerTest, Interrupt_StopsEveryLiveSegmentAndDecidesNothing) {
-  StatusOr<Journal> journal = Journal::Open(dir_);
-  SweepController controller(spec_, &backend_, &metrics_, &*journal, &clock_);
+  SweepController controller(spec_, &backend_, &metrics_, &log_, &clock_);
   ASSERT_TRUE(controller.Recover().ok());
   ASSERT_TRUE(controller.Pass().ok());
   std::string before = JournalText();
@@ -223,8 +203,7 @@ TEST_F(SweepControllerTest, Interrupt_StopsEveryLiveSegmentAndDecidesNothing) {
 }
 
 TEST_F(SweepControllerTest, Interrupt_StatusSaysInterruptedAndCountsOnlyLiveSegmentsRunning) {
-  StatusOr<Journal> journal = Journal::Open(dir_);
-  SweepController controller(spec_, &backend_, &metrics_, &*journal, &clock_);
+  SweepController controller(spec_, &backend_, &metrics_, &log_, &clock_);
   ASSERT_TRUE(controller.Recover().ok());
   ASSERT_TRUE(controller.Pass().ok());
   ASSERT_TRUE(controller.Interrupt().ok());
@@ -246,8 +225,7 @@ TEST_F(SweepControllerTest, Interrupt_StatusSaysInterruptedAndCountsOnlyLiveSegm
 
 TEST_F(SweepControllerTest, ProbePhase_ProbesRunTheCandidateAndEveryTrialGetsTheChoice) {
   UseProbePhase();
-  StatusOr<Journal> journal = Journal::Open(dir_);
-  SweepController controller(spec_, &backend_, &metrics_, &*journal, &clock_);
+  SweepController controller(spec_, &backend_, &metrics_, &log_, &clock_);
   ASSERT_TRUE(controller.Recover().ok());
   std::vector<SegmentSpec> started;
   ON_CALL(backend_, Start(_)).WillByDefault(Invoke([&](const SegmentSpec& s) {
@@ -298,8 +276,7 @@ TEST_F(SweepControllerTest, ProbePhase_ProbesRunTheCandidateAndEveryTrialGetsThe
   }
 
   // A controller started on the journal neither probes again nor decides again.
-  StatusOr<Journal> again = Journal::Open(dir_);
-  SweepController second(spec_, &backend_, &metrics_, &*again, &clock_);
+  SweepController second(spec_, &backend_, &metrics_, &log_, &clock_);
   ASSERT_TRUE(second.Recover().ok());
   EXPECT_EQ(second.model().probes().size(), 2u);
   clock_.Advance(1);
@@ -313,8 +290,7 @@ TEST_F(SweepControllerTest, ProbePhase_ProbesRunTheCandidateAndEveryTrialGetsThe
 
 TEST_F(SweepControllerTest, ProbePhase_AnEndedProbeIsReleasedAndItsChargeOutlivesIt) {
   UseProbePhase();
-  StatusOr<Journal> journal = Journal::Open(dir_);
-  SweepController controller(spec_, &backend_, &metrics_, &*journal, &clock_);
+  SweepController controller(spec_, &backend_, &metrics_, &log_, &clock_);
   ASSERT_TRUE(controller.Recover().ok());
   ASSERT_TRUE(controller.Pass().ok());  // the baseline probe runs
   ASSERT_EQ(segments_.size(), 1u);
@@ -344,16 +320,14 @@ TEST_F(SweepControllerTest, ProbePhase_AnEndedProbeIsReleasedAndItsChargeOutlive
   clock_.Advance(1);
   ASSERT_TRUE(controller.Pass().ok());
   EXPECT_GE(controller.ledger().used(), charged);
-  StatusOr<Journal> reopened = Journal::Open(dir_);
-  SweepController restarted(spec_, &backend_, &metrics_, &*reopened, &clock_);
+  SweepController restarted(spec_, &backend_, &metrics_, &log_, &clock_);
   ASSERT_TRUE(restarted.Recover().ok());
   ASSERT_TRUE(restarted.Refresh().ok());
   EXPECT_GE(restarted.ledger().used(), charged);
 }
 
 TEST_F(SweepControllerTest, BackendErrors_ArePassedUpAndNothingIsDecided) {
-  StatusOr<Journal> journal = Journal::Open(dir_);
-  SweepController controller(spec_, &backend_, &metrics_, &*journal, &clock_);
+  SweepController controller(spec_, &backend_, &metrics_, &log_, &clock_);
   ASSERT_TRUE(controller.Recover().ok());
   EXPECT_CALL(backend_, List())
       .WillOnce(Return(StatusOr<std::vector<SegmentStatus>>(UnavailableError("down"))));
@@ -391,8 +365,7 @@ TEST_F(SweepControllerTest, Done_OnlyOnceFinishedAndEverySegmentEnded) {
 // ends Failed through spec.maxFailedTrials with the API server's words in its recent failures,
 // instead of a start retried on every pass.
 TEST_F(SweepControllerTest, StartRefusedForGood_FailsTheTrialsAndTheSweepWithTheReason) {
-  StatusOr<Journal> journal = Journal::Open(dir_);
-  SweepController controller(spec_, &backend_, &metrics_, &*journal, &clock_);
+  SweepController controller(spec_, &backend_, &metrics_, &log_, &clock_);
   ASSERT_TRUE(controller.Recover().ok());
   const std::string refusal =
       "the API server refused the pod: HTTP 403 Forbidden: pods \"fmnist-cnn-t000000-s0\" is "
@@ -423,8 +396,7 @@ TEST_F(SweepControllerTest, StartRefusedForGood_FailsTheTrialsAndTheSweepWithThe
 
 TEST_F(SweepControllerTest, StartRefusedForGood_EndsProbeRunsToo) {
   UseProbePhase();
-  StatusOr<Journal> journal = Journal::Open(dir_);
-  SweepController controller(spec_, &backend_, &metrics_, &*journal, &clock_);
+  SweepController controller(spec_, &backend_, &metrics_, &log_, &clock_);
   ASSERT_TRUE(controller.Recover().ok());
   ON_CALL(backend_, Start(_)).WillByDefault(Return(InvalidArgumentError("refused")));
   for (int pass = 0; pass < 20 && !controller.model().finished(); ++pass) {
@@ -436,8 +408,7 @@ TEST_F(SweepControllerTest, StartRefusedForGood_EndsProbeRunsToo) {
 }
 
 TEST_F(SweepControllerTest, StartErrorsThatMayPass_FailThePassAndAreTriedAgain) {
-  StatusOr<Journal> journal = Journal::Open(dir_);
-  SweepController controller(spec_, &backend_, &metrics_, &*journal, &clock_);
+  SweepController controller(spec_, &backend_, &metrics_, &log_, &clock_);
   ASSERT_TRUE(controller.Recover().ok());
   EXPECT_CALL(backend_, Start(_))
       .WillOnce(Return(FailedPreconditionError("HTTP 403 Forbidden: exceeded quota")))

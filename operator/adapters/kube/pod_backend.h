@@ -79,11 +79,12 @@ class PodBackend final : public TrialBackend {
   // InvalidArgument: no client, namespace, owner name/uid, or a template without containers.
   [[nodiscard]] static StatusOr<std::unique_ptr<PodBackend>> Create(PodBackendOptions options);
 
-  // Creates the pod from the template (BuildPod, pod_builder.h). AlreadyExists from the server means it was
-  // started before: OK, and nothing changes. InvalidArgument for an unusable spec (trial name not
-  // a DNS label, a pod name over 63 characters, no deadline), for a pod the API server finds
-  // invalid (422), and for one Pod Security admission refuses (403, "violates PodSecurity"), with
-  // the server's words: the segment can never start. Other errors (RBAC, quota) may pass.
+  // Creates the pod from the template (BuildPod, pod_builder.h). AlreadyExists from the server
+  // means it was started before: OK, and nothing changes. InvalidArgument for an unusable spec
+  // (trial name not a DNS label, a pod name over 63 characters, no deadline), for a pod the API
+  // server finds invalid (422), and for one Pod Security admission refuses (403, "violates
+  // PodSecurity"), with the server's words: the segment can never start. Other errors (RBAC, quota)
+  // may pass.
   Status Start(const SegmentSpec& spec) override;
 
   // Annotates the pod as stopped by us, then DELETEs it with its grace period (the kubelet sends

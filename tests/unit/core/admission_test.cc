@@ -1,5 +1,7 @@
 // Table tests of admission: launching a segment, the pause-mode finish reserve, filling free
 // slots, and when the sweep is over.
+#include "operator/core/admission.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -7,7 +9,6 @@
 #include <ostream>
 #include <string>
 
-#include "operator/core/admission.h"
 #include "tests/unit/core/simulated_sweep.h"
 
 namespace bsw::decisions {

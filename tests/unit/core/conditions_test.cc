@@ -1,10 +1,11 @@
 // Table tests of the conditions a pass publishes.
+#include "operator/core/conditions.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "operator/core/conditions.h"
 #include "tests/unit/core/simulated_sweep.h"
 
 namespace bsw::decisions {

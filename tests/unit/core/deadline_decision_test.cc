@@ -1,5 +1,7 @@
 // Table tests of AdjustDeadline: a running segment's deadline follows what its next milestone
 // needs, later only when the budget admits it, earlier only on the trial's own pace.
+#include "operator/core/deadline_decision.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -7,7 +9,6 @@
 #include <ostream>
 #include <string>
 
-#include "operator/core/deadline_decision.h"
 #include "tests/unit/core/simulated_sweep.h"
 
 namespace bsw::decisions {

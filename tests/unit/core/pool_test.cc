@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "operator/core/api.h"
 #include "operator/core/admission.h"
+#include "operator/core/api.h"
 #include "operator/core/trial_decisions.h"
 #include "tests/unit/core/simulated_sweep.h"
 

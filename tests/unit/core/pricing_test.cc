@@ -1,13 +1,14 @@
 // decisions::Pricing: what new work costs, from the sweep's and each trial's measurements; and
 // Pausing and FirstUntil, which say where a trial's first segment ends. Rows over one model whose
 // trials measured their pace in different ways.
+#include "operator/core/pricing.h"
+
 #include <gtest/gtest.h>
 
 #include <optional>
 #include <string>
 
 #include "nlohmann/json.hpp"
-#include "operator/core/pricing.h"
 #include "tests/unit/core/sweep_fixture.h"
 
 namespace bsw::decisions {

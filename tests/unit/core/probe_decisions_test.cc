@@ -1,5 +1,7 @@
 // Table tests of the probe phase's decisions: how a probe run's end is read, and when the phase
 // launches the next probe or decides.
+#include "operator/core/probe_decisions.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -7,7 +9,6 @@
 #include <ostream>
 #include <string>
 
-#include "operator/core/probe_decisions.h"
 #include "tests/unit/core/simulated_sweep.h"
 
 namespace bsw::decisions {

@@ -1,5 +1,7 @@
 // Table tests of the trial lifecycle decisions: how a segment's end is read, whether a trial
 // relaunches, when missing metrics stop it, and how a finished sweep ends its trials.
+#include "operator/core/trial_decisions.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -7,7 +9,6 @@
 #include <ostream>
 #include <string>
 
-#include "operator/core/trial_decisions.h"
 #include "tests/unit/core/simulated_sweep.h"
 
 namespace bsw::decisions {

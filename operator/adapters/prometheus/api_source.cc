@@ -73,6 +73,67 @@ Labels WithoutName(Labels labels) {
   return labels;
 }
 
+// A Prometheus URL split into what httplib connects to and the path its API is under.
+struct BaseUrl {
+  std::string origin;       // scheme://host[:port]
+  std::string path_prefix;  // "" or "/prefix", without a trailing slash
+};
+
+StatusOr<BaseUrl> SplitBaseUrl(const std::string& base_url) {
+  size_t scheme_end = base_url.find("://");
+  if (scheme_end == std::string::npos) {
+    return InvalidArgumentError("Prometheus URL '" + base_url + "' has no scheme");
+  }
+  size_t path_start = base_url.find('/', scheme_end + 3);
+  BaseUrl url{base_url.substr(0, path_start), ""};
+  if (path_start != std::string::npos) url.path_prefix = base_url.substr(path_start);
+  while (!url.path_prefix.empty() && url.path_prefix.back() == '/') url.path_prefix.pop_back();
+  return url;
+}
+
+// The selectors a trial is read by: its objective (the series of `objective_metric`), then each
+// progress series.
+std::vector<std::string> SelectorsOf(const std::string& sweep, const std::string& trial,
+                                     const std::string& objective_metric) {
+  const std::string trial_labels =
+      LabelMatcher(kLabelSweep, sweep) + "," + LabelMatcher(kLabelTrial, trial);
+  std::vector<std::string> selectors;
+  selectors.push_back(std::string(kMetricObjective) + "{" + trial_labels + "," +
+                      LabelMatcher(kLabelMetric, objective_metric) + "}");
+  for (const char* name : kProgressSeries) {
+    selectors.push_back(std::string(name) + "{" + trial_labels + "}");
+  }
+  return selectors;
+}
+
+// Adds to `fresh` the samples of `selector` in `values` whose series' timestamp in `stamps` is
+// at most staleness_limit_seconds old at `now`; a series without a timestamp (its age unknown)
+// or an older one reads as Unknown. Returns the age of the oldest sample added, NaN for none.
+double TakeFresh(const std::string& selector, std::vector<VectorSample> values,
+                 std::vector<VectorSample> stamps, double now, double staleness_limit_seconds,
+                 std::vector<Sample>& fresh) {
+  std::map<Labels, double> stamp_by_labels;
+  for (VectorSample& stamp : stamps) {
+    stamp_by_labels[WithoutName(std::move(stamp.labels))] = stamp.value;
+  }
+  double oldest_used = kNaN;
+  for (VectorSample& value : values) {
+    auto stamp = stamp_by_labels.find(WithoutName(value.labels));
+    if (stamp == stamp_by_labels.end()) continue;
+    double age = now - stamp->second;
+    if (!(age <= staleness_limit_seconds)) continue;
+    if (std::isnan(oldest_used) || age > oldest_used) oldest_used = age;
+    Sample sample;
+    auto name = value.labels.find("__name__");
+    sample.name =
+        name != value.labels.end() ? name->second : selector.substr(0, selector.find('{'));
+    sample.labels = WithoutName(std::move(value.labels));
+    sample.value = value.value;
+    fresh.push_back(std::move(sample));
+  }
+  return oldest_used;
+}
+
 class QueryClient {
  public:
   QueryClient(const std::string& origin, std::string path_prefix, double timeout_seconds,
@@ -94,26 +155,58 @@ class QueryClient {
     httplib::Params params{{"query", query}, {"time", time}};
     httplib::Result result = client_.Get(path_, params, httplib::Headers{});
     if (!result) return UnavailableError(what + ": " + httplib::to_string(result.error()));
-    const int http_status = result->status;
     json body = json::parse(result->body, nullptr, /*allow_exceptions=*/false);
-    std::string error_detail;
-    if (!body.is_discarded() && body.is_object()) {
-      if (auto w = body.find("warnings"); w != body.end() && w->is_array()) {
-        for (const json& warning : *w) {
-          if (warning.is_string()) warnings_.push_back(warning.get<std::string>());
-        }
-      }
-      std::string error_type = StringField(body, "errorType");
-      std::string error = StringField(body, "error");
-      if (!error_type.empty() || !error.empty()) error_detail = ": " + error_type + ": " + error;
+    TakeWarnings(body);
+    if (Status answered = CheckAnswer(what, result->status, body); !answered.ok()) {
+      return answered;
     }
+    StatusOr<const json*> items = ResultVector(what, body);
+    if (!items.ok()) return items.status();
+    std::vector<VectorSample> samples;
+    for (const json& item : **items) {
+      StatusOr<VectorSample> sample = SampleOf(what, item);
+      if (!sample.ok()) return sample.status();
+      samples.push_back(std::move(*sample));
+    }
+    return samples;
+  }
+
+ private:
+  static std::string StringField(const json& object, const char* key) {
+    auto it = object.find(key);
+    return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+  }
+
+  // Keeps the warnings of an answer (a JSON object, or anything else when it was not one).
+  void TakeWarnings(const json& body) {
+    if (!body.is_object()) return;
+    if (auto w = body.find("warnings"); w != body.end() && w->is_array()) {
+      for (const json& warning : *w) {
+        if (warning.is_string()) warnings_.push_back(warning.get<std::string>());
+      }
+    }
+  }
+
+  // ": errorType: error" of an answer that has either, else "".
+  static std::string ErrorDetail(const json& body) {
+    if (!body.is_object()) return std::string();
+    std::string error_type = StringField(body, "errorType");
+    std::string error = StringField(body, "error");
+    if (error_type.empty() && error.empty()) return std::string();
+    return ": " + error_type + ": " + error;
+  }
+
+  // OK for a 2xx answer whose body is a JSON object with status "success". A query Prometheus
+  // calls bad (400, 422, errorType bad_data) is InvalidArgument; any other failure Unavailable.
+  static Status CheckAnswer(const std::string& what, int http_status, const json& body) {
+    const std::string error_detail = ErrorDetail(body);
     if (http_status == 400 || http_status == 422) {
       return InvalidArgumentError(what + ": HTTP " + std::to_string(http_status) + error_detail);
     }
     if (http_status < 200 || http_status >= 300) {
       return UnavailableError(what + ": HTTP " + std::to_string(http_status) + error_detail);
     }
-    if (body.is_discarded() || !body.is_object()) {
+    if (!body.is_object()) {
       return UnavailableError(what + ": HTTP " + std::to_string(http_status) +
                               " with a body that is not a JSON object");
     }
@@ -127,6 +220,11 @@ class QueryClient {
     if (status != "success") {
       return UnavailableError(what + ": unexpected status '" + status + "'");
     }
+    return OkStatus();
+  }
+
+  // The result array of a successful answer whose data is a vector.
+  static StatusOr<const json*> ResultVector(const std::string& what, const json& body) {
     auto data = body.find("data");
     if (data == body.end() || !data->is_object()) {
       return InvalidArgumentError(what + ": response has no data object");
@@ -139,33 +237,28 @@ class QueryClient {
     if (items == data->end() || !items->is_array()) {
       return InvalidArgumentError(what + ": response has no result array");
     }
-    std::vector<VectorSample> samples;
-    for (const json& item : *items) {
-      if (!item.is_object()) return InvalidArgumentError(what + ": a result is not an object");
-      VectorSample sample;
-      if (auto metric = item.find("metric"); metric != item.end() && metric->is_object()) {
-        for (const auto& [name, value] : metric->items()) {
-          if (value.is_string()) sample.labels[name] = value.get<std::string>();
-        }
-      }
-      auto value = item.find("value");
-      if (value == item.end() || !value->is_array() || value->size() != 2 ||
-          !(*value)[1].is_string()) {
-        return InvalidArgumentError(what + ": a result has no [time, \"value\"] pair");
-      }
-      std::string text = (*value)[1].get<std::string>();
-      std::optional<double> parsed = ParsePromValue(text);
-      if (!parsed) return InvalidArgumentError(what + ": unparsable value '" + text + "'");
-      sample.value = *parsed;
-      samples.push_back(std::move(sample));
-    }
-    return samples;
+    return &*items;
   }
 
- private:
-  static std::string StringField(const json& object, const char* key) {
-    auto it = object.find(key);
-    return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+  // One element of a vector result: {"metric": {labels}, "value": [time, "value"]}.
+  static StatusOr<VectorSample> SampleOf(const std::string& what, const json& item) {
+    if (!item.is_object()) return InvalidArgumentError(what + ": a result is not an object");
+    VectorSample sample;
+    if (auto metric = item.find("metric"); metric != item.end() && metric->is_object()) {
+      for (const auto& [name, value] : metric->items()) {
+        if (value.is_string()) sample.labels[name] = value.get<std::string>();
+      }
+    }
+    auto value = item.find("value");
+    if (value == item.end() || !value->is_array() || value->size() != 2 ||
+        !(*value)[1].is_string()) {
+      return InvalidArgumentError(what + ": a result has no [time, \"value\"] pair");
+    }
+    std::string text = (*value)[1].get<std::string>();
+    std::optional<double> parsed = ParsePromValue(text);
+    if (!parsed) return InvalidArgumentError(what + ": unparsable value '" + text + "'");
+    sample.value = *parsed;
+    return sample;
   }
 
   httplib::Client client_;
@@ -224,28 +317,14 @@ StatusOr<TrialMetrics> PrometheusApiSource::Read(const std::string& sweep,
       source.last_warnings_ = std::move(warnings);
     }
   } publish{*this, queries, warnings};
-  size_t scheme_end = base_url_.find("://");
-  if (scheme_end == std::string::npos) {
-    return InvalidArgumentError("Prometheus URL '" + base_url_ + "' has no scheme");
-  }
-  size_t path_start = base_url_.find('/', scheme_end + 3);
-  std::string origin = base_url_.substr(0, path_start);
-  std::string prefix = path_start == std::string::npos ? "" : base_url_.substr(path_start);
-  while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
-
+  StatusOr<BaseUrl> url = SplitBaseUrl(base_url_);
+  if (!url.ok()) return url.status();
   const double now = clock_.NowUnixSeconds();
   const std::string time = FormatTime(now);
-  const std::string trial_labels =
-      LabelMatcher(kLabelSweep, sweep) + "," + LabelMatcher(kLabelTrial, segment.trial);
-  std::vector<std::string> selectors;
-  selectors.push_back(std::string(kMetricObjective) + "{" + trial_labels + "," +
-                      LabelMatcher(kLabelMetric, objective_metric) + "}");
-  for (const char* name : kProgressSeries) {
-    selectors.push_back(std::string(name) + "{" + trial_labels + "}");
-  }
+  const std::vector<std::string> selectors = SelectorsOf(sweep, segment.trial, objective_metric);
 
   try {
-    QueryClient client(origin, prefix, timeout_seconds_, warnings);
+    QueryClient client(url->origin, url->path_prefix, timeout_seconds_, warnings);
     if (!client.valid()) {
       return InvalidArgumentError("Prometheus URL '" + base_url_ + "' is not valid");
     }
@@ -258,26 +337,8 @@ StatusOr<TrialMetrics> PrometheusApiSource::Read(const std::string& sweep,
       StatusOr<std::vector<VectorSample>> stamps =
           client.Query("timestamp(" + selector + ")", time);
       if (!stamps.ok()) return stamps.status();
-      std::map<Labels, double> stamp_by_labels;
-      for (VectorSample& stamp : *stamps) {
-        stamp_by_labels[WithoutName(std::move(stamp.labels))] = stamp.value;
-      }
-      double oldest_used = kNaN;
-      for (VectorSample& value : *values) {
-        auto stamp = stamp_by_labels.find(WithoutName(value.labels));
-        if (stamp == stamp_by_labels.end()) continue;  // no timestamp: age unknown, so Unknown
-        double age = now - stamp->second;
-        if (!(age <= staleness_limit_seconds_)) continue;  // stale: Unknown
-        if (std::isnan(oldest_used) || age > oldest_used) oldest_used = age;
-        Sample sample;
-        auto name = value.labels.find("__name__");
-        sample.name =
-            name != value.labels.end() ? name->second : selector.substr(0, selector.find('{'));
-        sample.labels = WithoutName(std::move(value.labels));
-        sample.value = value.value;
-        fresh.push_back(std::move(sample));
-      }
-      queries.back().sample_age_seconds = oldest_used;
+      queries.back().sample_age_seconds = TakeFresh(
+          selector, std::move(*values), std::move(*stamps), now, staleness_limit_seconds_, fresh);
     }
     return TrialMetricsFromSamples(fresh, sweep, segment.trial, objective_metric);
   } catch (const std::exception& e) {

@@ -222,44 +222,55 @@ struct Head {
 const std::string kHeadCap = "the response's status line and headers are over the cap of " +
                              std::to_string(kMaxLineBytes) + " bytes";
 
-// Reads the status line and headers; Unavailable for a status other than 200.
-StatusOr<Head> ReadHead(ResponseReader& reader) {
-  size_t budget = kMaxLineBytes;
-  StatusOr<std::string> status_line = reader.Line(budget, kHeadCap);
-  if (!status_line.ok()) return status_line.status();
-  // HTTP/1.1 200 OK
-  std::string_view status(*status_line);
+// OK for "HTTP/1.x 200 ..."; Unavailable for another status, InvalidArgument for a line that is
+// not a status line.
+Status CheckStatusLine(std::string_view status) {
   if (!status.starts_with("HTTP/1.") || status.size() < 12 || status[8] != ' ') {
     return InvalidArgumentError("malformed status line '" + Excerpt(status) + "'");
   }
   std::optional<int> code = ParseNumber<int>(status.substr(9, 3));
   if (!code) return InvalidArgumentError("malformed status line '" + Excerpt(status) + "'");
   if (*code != 200) return UnavailableError("HTTP " + std::to_string(*code));
+  return OkStatus();
+}
+
+// Records in `head` what a header line says of the body: its Content-Encoding, a chunked
+// Transfer-Encoding (the only one supported) or its Content-Length; other headers are ignored.
+Status AddHeader(std::string_view header, Head& head) {
+  size_t colon = header.find(':');
+  if (colon == std::string_view::npos) {
+    return InvalidArgumentError("malformed header '" + Excerpt(header) + "'");
+  }
+  std::string_view name = header.substr(0, colon);
+  std::string_view value = Trimmed(header.substr(colon + 1));
+  if (EqualsIgnoringCase(name, "Content-Encoding")) {
+    head.content_encoding = std::string(value);
+  } else if (EqualsIgnoringCase(name, "Transfer-Encoding")) {
+    head.chunked = EqualsIgnoringCase(value, "chunked");
+    if (!head.chunked) {
+      return InvalidArgumentError("unsupported Transfer-Encoding '" + Excerpt(value) + "'");
+    }
+  } else if (EqualsIgnoringCase(name, "Content-Length")) {
+    head.content_length = ParseNumber<size_t>(value);
+    if (!head.content_length) {
+      return InvalidArgumentError("malformed Content-Length '" + Excerpt(value) + "'");
+    }
+  }
+  return OkStatus();
+}
+
+// Reads the status line and headers; Unavailable for a status other than 200.
+StatusOr<Head> ReadHead(ResponseReader& reader) {
+  size_t budget = kMaxLineBytes;
+  StatusOr<std::string> status_line = reader.Line(budget, kHeadCap);
+  if (!status_line.ok()) return status_line.status();
+  if (Status status = CheckStatusLine(*status_line); !status.ok()) return status;
   Head head;
   while (true) {
     StatusOr<std::string> line = reader.Line(budget, kHeadCap);
     if (!line.ok()) return line.status();
     if (line->empty()) return head;
-    std::string_view header(*line);
-    size_t colon = header.find(':');
-    if (colon == std::string_view::npos) {
-      return InvalidArgumentError("malformed header '" + Excerpt(header) + "'");
-    }
-    std::string_view name = header.substr(0, colon);
-    std::string_view value = Trimmed(header.substr(colon + 1));
-    if (EqualsIgnoringCase(name, "Content-Encoding")) {
-      head.content_encoding = std::string(value);
-    } else if (EqualsIgnoringCase(name, "Transfer-Encoding")) {
-      head.chunked = EqualsIgnoringCase(value, "chunked");
-      if (!head.chunked) {
-        return InvalidArgumentError("unsupported Transfer-Encoding '" + Excerpt(value) + "'");
-      }
-    } else if (EqualsIgnoringCase(name, "Content-Length")) {
-      head.content_length = ParseNumber<size_t>(value);
-      if (!head.content_length) {
-        return InvalidArgumentError("malformed Content-Length '" + Excerpt(value) + "'");
-      }
-    }
+    if (Status added = AddHeader(*line, head); !added.ok()) return added;
   }
 }
 

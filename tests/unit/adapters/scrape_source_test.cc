@@ -429,6 +429,30 @@ TEST(ScrapeMetricSource, ABodyCutShortIsUnavailable) {
   ExpectRefused(ReadFrom(endpoint), StatusCode::kUnavailable, "the connection closed");
 }
 
+TEST(ScrapeMetricSource, AMalformedOrRefusedHeadSaysWhatIsWrong) {
+  struct Row {
+    std::string head;
+    StatusCode code;
+    std::string says;
+  };
+  const Row rows[] = {
+      {"HTTP/1.1 404 Not Found\r\n\r\n", StatusCode::kUnavailable, "HTTP 404"},
+      {"HTTP/2 200 OK\r\n\r\n", StatusCode::kInvalidArgument, "malformed status line"},
+      {"HTTP/1.1 2x0 OK\r\n\r\n", StatusCode::kInvalidArgument, "malformed status line"},
+      {"HTTP/1.1 200 OK\r\nno colon\r\n\r\n", StatusCode::kInvalidArgument,
+       "malformed header 'no colon'"},
+      {"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", StatusCode::kInvalidArgument,
+       "unsupported Transfer-Encoding 'gzip'"},
+      {"HTTP/1.1 200 OK\r\ncontent-length: 1e3\r\n\r\n", StatusCode::kInvalidArgument,
+       "malformed Content-Length '1e3'"},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.head);
+    FloodingEndpoint endpoint(row.head, '#', 0);
+    ExpectRefused(ReadFrom(endpoint), row.code, row.says);
+  }
+}
+
 // The process's peak resident set, in KiB.
 long PeakRssKiB() {
   rusage usage{};

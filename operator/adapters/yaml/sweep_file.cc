@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <string_view>
@@ -23,19 +24,12 @@ namespace {
 
 using nlohmann::json;
 
-// A plain (unquoted) scalar, typed per the YAML 1.2 core schema. A float beyond the range of a
-// double becomes an infinity, as .inf does, for the validator to refuse by its field's name.
-json PlainScalar(const std::string& s) {
-  static const std::regex kNull("~|null|Null|NULL|");
-  static const std::regex kTrue("true|True|TRUE");
-  static const std::regex kFalse("false|False|FALSE");
+// A plain scalar that reads as an integer (one that fits in 64 bits) or a float, typed per the
+// YAML 1.2 core schema; nullopt for any other. A float beyond the range of a double becomes an
+// infinity (or zero), as strtod rounds it.
+std::optional<json> PlainNumber(const std::string& s) {
   static const std::regex kInt("[-+]?[0-9]+");
   static const std::regex kFloat("[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?");
-  static const std::regex kInfinity("[-+]?(\\.inf|\\.Inf|\\.INF)");
-  static const std::regex kNan("\\.nan|\\.NaN|\\.NAN");
-  if (std::regex_match(s, kNull)) return nullptr;
-  if (std::regex_match(s, kTrue)) return true;
-  if (std::regex_match(s, kFalse)) return false;
   if (std::regex_match(s, kInt)) {
     int64_t v = 0;
     const char* begin = s.data() + (s[0] == '+' ? 1 : 0);
@@ -50,6 +44,21 @@ json PlainScalar(const std::string& s) {
     // Out of range: strtod rounds to an infinity or to zero, as the number's size says.
     if (ec == std::errc::result_out_of_range) return std::strtod(begin, nullptr);
   }
+  return std::nullopt;
+}
+
+// A plain (unquoted) scalar, typed per the YAML 1.2 core schema. A float beyond the range of a
+// double becomes an infinity, as .inf does, for the validator to refuse by its field's name.
+json PlainScalar(const std::string& s) {
+  static const std::regex kNull("~|null|Null|NULL|");
+  static const std::regex kTrue("true|True|TRUE");
+  static const std::regex kFalse("false|False|FALSE");
+  static const std::regex kInfinity("[-+]?(\\.inf|\\.Inf|\\.INF)");
+  static const std::regex kNan("\\.nan|\\.NaN|\\.NAN");
+  if (std::regex_match(s, kNull)) return nullptr;
+  if (std::regex_match(s, kTrue)) return true;
+  if (std::regex_match(s, kFalse)) return false;
+  if (std::optional<json> number = PlainNumber(s)) return *number;
   if (std::regex_match(s, kInfinity)) {
     return s[0] == '-' ? -std::numeric_limits<double>::infinity()
                        : std::numeric_limits<double>::infinity();
@@ -85,6 +94,46 @@ Status Merge(const YAML::Node& key, const YAML::Node& value, const std::string& 
   return OkStatus();
 }
 
+// A sequence as a JSON array.
+StatusOr<json> SequenceToJson(const YAML::Node& node, const std::string& source) {
+  json out = json::array();
+  for (const YAML::Node& item : node) {
+    StatusOr<json> v = ToJson(item, source);
+    if (!v.ok()) return v;
+    out.push_back(std::move(*v));
+  }
+  return out;
+}
+
+// A mapping as a JSON object: its keys plain strings, each once; merge keys (<<) resolved after
+// the keys the mapping sets itself.
+StatusOr<json> MapToJson(const YAML::Node& node, const std::string& source) {
+  json out = json::object();
+  std::vector<std::pair<YAML::Node, YAML::Node>> merges;
+  for (const auto& kv : node) {
+    if (!kv.first.IsScalar()) {
+      return InvalidArgumentError(LineOf(source, kv.first.Mark()) +
+                                  ": mapping keys must be plain strings");
+    }
+    if (IsMergeKey(kv.first)) {
+      merges.emplace_back(kv.first, kv.second);
+      continue;
+    }
+    const std::string key = kv.first.Scalar();
+    if (out.contains(key)) {
+      return InvalidArgumentError(LineOf(source, kv.first.Mark()) + ": duplicate key \"" + key +
+                                  "\"");
+    }
+    StatusOr<json> v = ToJson(kv.second, source);
+    if (!v.ok()) return v;
+    out[key] = std::move(*v);
+  }
+  for (const auto& [key, value] : merges) {
+    if (Status s = Merge(key, value, source, &out); !s.ok()) return s;
+  }
+  return out;
+}
+
 StatusOr<json> ToJson(const YAML::Node& node, const std::string& source) {
   switch (node.Type()) {
     case YAML::NodeType::Null:
@@ -93,41 +142,10 @@ StatusOr<json> ToJson(const YAML::Node& node, const std::string& source) {
     case YAML::NodeType::Scalar:
       // yaml-cpp tags quoted scalars "!", plain ones "?".
       return node.Tag() == "!" ? json(node.Scalar()) : PlainScalar(node.Scalar());
-    case YAML::NodeType::Sequence: {
-      json out = json::array();
-      for (const YAML::Node& item : node) {
-        StatusOr<json> v = ToJson(item, source);
-        if (!v.ok()) return v;
-        out.push_back(std::move(*v));
-      }
-      return out;
-    }
-    case YAML::NodeType::Map: {
-      json out = json::object();
-      std::vector<std::pair<YAML::Node, YAML::Node>> merges;
-      for (const auto& kv : node) {
-        if (!kv.first.IsScalar()) {
-          return InvalidArgumentError(LineOf(source, kv.first.Mark()) +
-                                      ": mapping keys must be plain strings");
-        }
-        if (IsMergeKey(kv.first)) {
-          merges.emplace_back(kv.first, kv.second);
-          continue;
-        }
-        const std::string key = kv.first.Scalar();
-        if (out.contains(key)) {
-          return InvalidArgumentError(LineOf(source, kv.first.Mark()) + ": duplicate key \"" + key +
-                                      "\"");
-        }
-        StatusOr<json> v = ToJson(kv.second, source);
-        if (!v.ok()) return v;
-        out[key] = std::move(*v);
-      }
-      for (const auto& [key, value] : merges) {
-        if (Status s = Merge(key, value, source, &out); !s.ok()) return s;
-      }
-      return out;
-    }
+    case YAML::NodeType::Sequence:
+      return SequenceToJson(node, source);
+    case YAML::NodeType::Map:
+      return MapToJson(node, source);
   }
   return json(nullptr);
 }

@@ -33,6 +33,40 @@ TEST(SweepFile, PlainScalarsFollowTheYamlCoreSchema) {
   EXPECT_TRUE((*doc)["j"].is_null());
 }
 
+TEST(SweepFile, PlainScalarsReadAsTheCoreSchemaTypesThem) {
+  struct Row {
+    std::string plain;
+    std::string json;  // the value as nlohmann_json dumps it: 1 is an integer, 1.0 a float
+  };
+  const Row rows[] = {
+      {"+7", "7"},
+      {"-0", "0"},
+      {"9223372036854775807", "9223372036854775807"},
+      {"9223372036854775808", "9.223372036854776e+18"},  // beyond int64: a float
+      {"1.", "1.0"},
+      {"+.5", "0.5"},
+      {"2E3", "2000.0"},
+      {"0x1F", "\"0x1F\""},
+      {"1_000", "\"1_000\""},
+      {"1e", "\"1e\""},
+      {"TRUE", "true"},
+      {"False", "false"},
+      {"yes", "\"yes\""},
+      {"Null", "null"},
+      {"+.INF", "Infinity"},
+      {".inf.", "\".inf.\""},
+  };
+  for (const Row& row : rows) {
+    StatusOr<json> doc = ParseSweepText("v: " + row.plain + "\n", "t.yaml");
+    ASSERT_TRUE(doc.ok()) << row.plain << ": " << doc.status().message();
+    const json& value = (*doc)["v"];
+    EXPECT_EQ(
+        value.is_number_float() && std::isinf(value.get<double>()) ? "Infinity" : value.dump(),
+        row.json)
+        << row.plain;
+  }
+}
+
 TEST(SweepFile, NestedFlowAndBlockCollectionsBecomeJson) {
   StatusOr<json> doc =
       ParseSweepText("spec:\n  values: [64, 128]\n  items:\n    - {name: x, v: 2}\n", "t.yaml");

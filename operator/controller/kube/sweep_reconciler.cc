@@ -81,6 +81,12 @@ EventNote Note(const SweepModel&, const event::ThroughputDecided& e) {
           e.reason + ": " + e.message};
 }
 
+// What Admit returns for a sweep that waits, once `reported` says why.
+StatusOr<std::optional<SweepSpec>> Waits(Status reported) {
+  if (!reported.ok()) return reported;
+  return std::optional<SweepSpec>();
+}
+
 // The other kinds make no Kubernetes Event.
 template <class E>
 EventNote Note(const SweepModel&, const E&) {
@@ -184,33 +190,48 @@ StatusOr<std::vector<Json>> SweepReconciler::PodsOf(const std::string& ns,
 }
 
 Status SweepReconciler::Reconcile(const std::string& key) {
-  auto [ns, name] = SplitKey(key);
-  std::optional<Json> object = sweeps_->Get(key);
-  if (!object) {
-    // The cache may lag a sweep just created: only the server may say it is gone.
-    StatusOr<Json> live = client_.Get(kube::kBudgetSweeps, ns, name);
-    if (live.ok()) {
-      object = std::move(live).value();
-    } else if (kube::IsNotFound(live.status())) {
-      std::optional<std::string> pool = EraseRuntime(key);
-      if (hooks_.on_sweep_gone) hooks_.on_sweep_gone(ns, name);
-      return Cleanup(ns, name, pool);
-    } else {
-      return live.status();
-    }
-  }
+  StatusOr<std::optional<Json>> object = Fetch(key);
+  if (!object.ok()) return object.status();
+  if (!*object) return OkStatus();
   SweepObject sweep;
-  if (Status read = ReadSweepObject(*object, &sweep); !read.ok()) {
+  if (Status read = ReadSweepObject(**object, &sweep); !read.ok()) {
     return ReportInvalid(key, sweep, read.message());
   }
+  std::optional<kube::PoolObject> pool;
+  StatusOr<std::optional<SweepSpec>> spec = Admit(key, sweep, &pool);
+  if (!spec.ok()) return spec.status();
+  if (!*spec) return OkStatus();
+  StatusOr<Runtime*> runtime = RuntimeFor(key, sweep, **spec);
+  if (!runtime.ok()) return runtime.status();
+  Runtime& rt = **runtime;
+  rt.object = std::move(sweep.object);
+  if (rt.gate && pool) rt.gate->UseRead(std::move(*pool));
+  return RunPass(key, rt);
+}
+
+StatusOr<std::optional<Json>> SweepReconciler::Fetch(const std::string& key) {
+  if (std::optional<Json> cached = sweeps_->Get(key)) return cached;
+  // The cache may lag a sweep just created: only the server may say it is gone.
+  auto [ns, name] = SplitKey(key);
+  StatusOr<Json> live = client_.Get(kube::kBudgetSweeps, ns, name);
+  if (live.ok()) return std::optional<Json>(std::move(live).value());
+  if (!kube::IsNotFound(live.status())) return live.status();
+  std::optional<std::string> pool = EraseRuntime(key);
+  if (hooks_.on_sweep_gone) hooks_.on_sweep_gone(ns, name);
+  if (Status s = Cleanup(ns, name, pool); !s.ok()) return s;
+  return std::optional<Json>();
+}
+
+StatusOr<std::optional<SweepSpec>> SweepReconciler::Admit(const std::string& key,
+                                                          const SweepObject& sweep,
+                                                          std::optional<kube::PoolObject>* pool) {
   // A spec error keeps the runtime: it holds the spec the recorded history was decided under,
   // which an edit that fixes the error is checked against.
   StatusOr<SweepSpec> spec = ParseSweep(sweep.object);
-  if (!spec.ok()) return ReportInvalid(key, sweep, spec.status().message());
-  std::optional<kube::PoolObject> pool;
-  StatusOr<bool> bound = PoolBound(key, sweep, *spec, &pool);
+  if (!spec.ok()) return Waits(ReportInvalid(key, sweep, spec.status().message()));
+  StatusOr<bool> bound = PoolBound(key, sweep, *spec, pool);
   if (!bound.ok()) return bound.status();
-  if (!*bound) return OkStatus();
+  if (!*bound) return std::optional<SweepSpec>();
   // A new generation of a sweep this process runs takes effect in its editable fields only. One
   // that changes an immutable field (the CRD's transition rules bypassed, or an object written
   // before them) would re-decide the recorded history: it is refused, and the sweep waits for the
@@ -218,25 +239,25 @@ Status SweepReconciler::Reconcile(const std::string& key) {
   if (Runtime* running = FindRuntime(key);
       running != nullptr && running->uid == sweep.uid && running->generation != spec->generation) {
     spec = ApplySpecEdit(running->controller->model().spec(), *spec);
-    if (!spec.ok()) return ReportInvalid(key, sweep, spec.status().message());
+    if (!spec.ok()) return Waits(ReportInvalid(key, sweep, spec.status().message()));
   }
   StatusOr<bool> cleared = CreatorCleared(key, sweep, *spec);
   if (!cleared.ok()) return cleared.status();
-  if (!*cleared) return OkStatus();
-  StatusOr<Runtime*> runtime = RuntimeFor(key, sweep, *spec);
-  if (!runtime.ok()) return runtime.status();
-  Runtime& rt = **runtime;
-  rt.object = std::move(sweep.object);
-  if (rt.gate && pool) rt.gate->UseRead(std::move(*pool));
+  if (!*cleared) return std::optional<SweepSpec>();
+  return std::optional<SweepSpec>(std::move(spec).value());
+}
 
+Status SweepReconciler::RunPass(const std::string& key, Runtime& rt) {
+  auto [ns, name] = SplitKey(key);
+  const std::string& pool_name = rt.controller->model().spec().pool_name;
   StatusOr<Step> plan = rt.controller->Pass();
   if (rt.gate && hooks_.on_pool && !rt.gate->pool().object.empty()) {
-    hooks_.on_pool(ns, spec->pool_name, rt.gate->pool().object);
+    hooks_.on_pool(ns, pool_name, rt.gate->pool().object);
   }
   if (kube::IsConflict(plan.status())) {
     // Another pass wrote the pool since this one read it: nothing was journaled or started, and
     // the next pass plans on the pool as it now stands.
-    kube::LogEvent("info", "pool_conflict", {{"sweep", key}, {"pool", spec->pool_name}});
+    kube::LogEvent("info", "pool_conflict", {{"sweep", key}, {"pool", pool_name}});
     queue_.Add(key);
     return OkStatus();
   }
@@ -274,19 +295,8 @@ StatusOr<SweepReconciler::Runtime*> SweepReconciler::RuntimeFor(const std::strin
   kube::SweepOwner owner;
   owner.name = spec.name;
   owner.uid = uid;
-
-  kube::PodBackendOptions pod_options;
-  pod_options.client = &client_;
-  pod_options.ns = spec.namespace_name;
-  pod_options.owner = owner;
-  pod_options.trial_template = spec.trial_template;
-  pod_options.metrics_port = options_.metrics_port;
-  pod_options.checkpoint_dir = options_.checkpoint_dir;
-  pod_options.clock = &clock_;
-  pod_options.list_pods = [this, ns = spec.namespace_name, name = spec.name] {
-    return PodsOf(ns, name);
-  };
-  StatusOr<std::unique_ptr<kube::PodBackend>> backend = kube::PodBackend::Create(pod_options);
+  StatusOr<std::unique_ptr<kube::PodBackend>> backend =
+      kube::PodBackend::Create(PodOptionsFor(spec, owner));
   if (!backend.ok()) return backend.status();
   rt->backend = std::move(backend).value();
   rt->log = std::make_unique<kube::TrialLog>(client_, spec.namespace_name, owner,
@@ -319,6 +329,22 @@ StatusOr<SweepReconciler::Runtime*> SweepReconciler::RuntimeFor(const std::strin
     deleted_pools_.erase(key);
   }
   return raw;
+}
+
+kube::PodBackendOptions SweepReconciler::PodOptionsFor(const SweepSpec& spec,
+                                                       const kube::SweepOwner& owner) {
+  kube::PodBackendOptions pod_options;
+  pod_options.client = &client_;
+  pod_options.ns = spec.namespace_name;
+  pod_options.owner = owner;
+  pod_options.trial_template = spec.trial_template;
+  pod_options.metrics_port = options_.metrics_port;
+  pod_options.checkpoint_dir = options_.checkpoint_dir;
+  pod_options.clock = &clock_;
+  pod_options.list_pods = [this, ns = spec.namespace_name, name = spec.name] {
+    return PodsOf(ns, name);
+  };
+  return pod_options;
 }
 
 SweepReconciler::Runtime* SweepReconciler::FindRuntime(const std::string& key) {

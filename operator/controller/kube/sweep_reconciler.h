@@ -106,6 +106,16 @@ class SweepReconciler {
  private:
   struct Runtime;
 
+  // The sweep of `key`, from the cache or else the server; nullopt once the server says it is gone
+  // (its runtime forgotten, its pods deleted and released: Cleanup).
+  StatusOr<std::optional<nlohmann::json>> Fetch(const std::string& key);
+  // The spec to pass `sweep` under when it may run now; nullopt while it waits, with the reason
+  // reported: a spec error, an edit of an immutable field, its pool missing or invalid (the pool
+  // it read goes in `pool`), its creator not cleared.
+  StatusOr<std::optional<SweepSpec>> Admit(const std::string& key, const SweepObject& sweep,
+                                           std::optional<kube::PoolObject>* pool);
+  // One SweepController pass, then its Events, status write and next resync.
+  Status RunPass(const std::string& key, Runtime& rt);
   // Deletes and releases the pods of a deleted sweep and settles its pool accounts.
   Status Cleanup(const std::string& ns, const std::string& name,
                  const std::optional<std::string>& pool);
@@ -133,6 +143,7 @@ class SweepReconciler {
   void RecordPoolDenials(Runtime& rt, const std::vector<Denial>& denials);
   StatusOr<Runtime*> RuntimeFor(const std::string& key, const SweepObject& sweep,
                                 const SweepSpec& spec);
+  kube::PodBackendOptions PodOptionsFor(const SweepSpec& spec, const kube::SweepOwner& owner);
   // A Warning Event when the plan says a trial is held up before it starts (TrialsScheduled
   // False) with a message the status written last did not have yet.
   void RecordHeldUpTrials(Runtime& rt, const std::vector<Condition>& conditions);

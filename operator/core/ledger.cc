@@ -15,8 +15,8 @@ std::string Denial::Figures() const {
 }
 
 std::string Denial::Message() const {
-  if (reason == ReasonName(Reason::kBudgetExhausted)) return Figures();
-  return reason + ": " + Figures();
+  if (reason == Reason::kBudgetExhausted) return Figures();
+  return std::string(ReasonName(reason)) + ": " + Figures();
 }
 
 void Ledger::Observe(const std::vector<SegmentStatus>& segments, double now) {
@@ -40,13 +40,12 @@ std::optional<Denial> Ledger::Admit(double requested) {
     reserved_ += requested;
     return std::nullopt;
   }
-  Denial denial{limit_.empty() ? ReasonName(Reason::kBudgetExhausted) : limit_, requested,
-                remaining()};
+  Denial denial{limit_, requested, remaining()};
   denial.waits = waits_;
   return denial;
 }
 
-void Ledger::Limit(double cap, const std::string& limit, bool waits) {
+void Ledger::Limit(double cap, Reason limit, bool waits) {
   if (cap >= budget_) return;
   budget_ = cap;
   limit_ = limit;

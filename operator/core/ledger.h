@@ -6,13 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "operator/core/reason.h"
 #include "operator/core/segment.h"
 
 namespace bsw {
 
 // Why admission said no, in the figures a user needs: what was asked and what was left.
 struct Denial {
-  std::string reason;  // CamelCase, e.g. BudgetExhausted
+  Reason reason = Reason::kBudgetExhausted;  // or a shared pool's limit (PoolLimit)
   double requested_device_seconds = 0;
   double remaining_device_seconds = 0;
   // A shared pool's fair share refused it: the sweep waits for the pool's other sweeps rather
@@ -44,7 +45,7 @@ class Ledger {
 
   // Lowers the budget to `cap_device_seconds` when that is smaller, for this pass (a shared
   // pool's cap): a request beyond it is denied for `limit`, waiting if `waits`.
-  void Limit(double cap_device_seconds, const std::string& limit, bool waits);
+  void Limit(double cap_device_seconds, Reason limit, bool waits);
 
   // Counts a reservation admitted earlier that Observe did not see (a journaled launch the
   // backend does not list yet).
@@ -60,7 +61,7 @@ class Ledger {
 
  private:
   double budget_;
-  std::string limit_;  // empty: the sweep's own budget, BudgetExhausted
+  Reason limit_ = Reason::kBudgetExhausted;  // or the pool's, once Limit lowered the budget
   bool waits_ = false;
   double used_ = 0;
   double reserved_ = 0;

@@ -93,14 +93,14 @@ PoolCap CapOf(const PoolSpec& pool, const PoolAccounts& accounts, const std::str
   PoolCap cap;
   if (share < std::min(pool_left, sweep_left)) {
     cap.cap_device_seconds = held_device_seconds + share;
-    cap.limit = "PoolFairShare";
+    cap.limit = Reason::kPoolFairShare;
     cap.waits = true;
   } else if (sweep_left < pool_left) {
     cap.cap_device_seconds = held_device_seconds + sweep_left;
-    cap.limit = "PoolMaxPerSweep";  // the sweep's own: nothing comes back
+    cap.limit = Reason::kPoolMaxPerSweep;  // the sweep's own: nothing comes back
   } else {
     cap.cap_device_seconds = held_device_seconds + pool_left;
-    cap.limit = "PoolExhausted";
+    cap.limit = Reason::kPoolExhausted;
     cap.waits = others.reserved > 0;
   }
   return cap;

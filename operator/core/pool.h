@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "nlohmann/json.hpp"
+#include "operator/core/reason.h"
 
 namespace bsw {
 
@@ -95,7 +96,7 @@ struct PoolCap {
   double cap_device_seconds = std::numeric_limits<double>::infinity();
   // The denial reason of a request beyond the cap: PoolExhausted, PoolMaxPerSweep or
   // PoolFairShare.
-  std::string limit;
+  Reason limit = Reason::kPoolExhausted;
   // Whether a request beyond the cap waits (the sweep goes on to a later pass) rather than
   // ending the sweep: beyond a fair share, and beyond the pool's remainder while other sweeps
   // hold reservations, which come back in part or in full.

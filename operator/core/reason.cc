@@ -24,8 +24,11 @@ constexpr const char* kReasonNames[] = {"",
                                         "SweepCompleted",
                                         "TargetMet",
                                         "BelowTarget",
-                                        "NothingMeasured"};
-static_assert(std::size(kReasonNames) == static_cast<size_t>(Reason::kNothingMeasured) + 1);
+                                        "NothingMeasured",
+                                        "PoolExhausted",
+                                        "PoolMaxPerSweep",
+                                        "PoolFairShare"};
+static_assert(std::size(kReasonNames) == static_cast<size_t>(Reason::kPoolFairShare) + 1);
 
 }  // namespace
 
@@ -36,6 +39,11 @@ std::optional<Reason> ParseReason(std::string_view name) {
     if (name == kReasonNames[i]) return static_cast<Reason>(i);
   }
   return std::nullopt;
+}
+
+bool PoolLimit(Reason reason) {
+  return reason == Reason::kPoolExhausted || reason == Reason::kPoolMaxPerSweep ||
+         reason == Reason::kPoolFairShare;
 }
 
 bool TrainerFailed(Reason reason) {

@@ -35,6 +35,11 @@ enum class Reason {
   kTargetMet,
   kBelowTarget,
   kNothingMeasured,
+  // A shared pool's limits: why the pool refused an admission (PoolCap::limit, a Denial's
+  // reason).
+  kPoolExhausted,
+  kPoolMaxPerSweep,
+  kPoolFairShare,
 };
 
 const char* ReasonName(Reason reason);
@@ -48,6 +53,9 @@ bool TrainerFailed(Reason reason);
 // while retries are left: Error or Lost. A diverged trainer would diverge again, and one that
 // exited 0 short of its `until` would exit there again (docs/design.md, "Trainer contract").
 bool Retryable(Reason reason);
+
+// Whether `reason` is a shared pool's limit rather than the sweep's own budget.
+bool PoolLimit(Reason reason);
 
 // The same, for a reason as its name.
 bool TrainerFailed(std::string_view name);

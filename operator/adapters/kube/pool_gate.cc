@@ -54,7 +54,7 @@ Json PoolStatus(const PoolObject& pool, const PoolState& state, double now) {
   Condition available =
       remaining > 0 ? Condition{"Available", "True", "BudgetRemains",
                                 "GPU-hours remain in the pool's current period"}
-                    : Condition{"Available", "False", "PoolExhausted",
+                    : Condition{"Available", "False", ReasonName(Reason::kPoolExhausted),
                                 "every GPU-hour of the pool's current period is used or reserved"};
   status["observedGeneration"] = generation;
   status["conditions"] =

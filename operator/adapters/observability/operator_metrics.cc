@@ -56,8 +56,8 @@ constexpr std::initializer_list<const char*> kProbeRuns = {"baseline", "chosen"}
 
 // The pool limits that refuse a trial (PoolCap::limit); each gets a denial counter at 0 from the
 // pool's first observation, so that increase() and the dashboard see a series before the first.
-constexpr std::initializer_list<const char*> kPoolDenialReasons = {"PoolExhausted", "PoolFairShare",
-                                                                   "PoolMaxPerSweep"};
+constexpr std::initializer_list<Reason> kPoolDenialReasons = {
+    Reason::kPoolExhausted, Reason::kPoolFairShare, Reason::kPoolMaxPerSweep};
 
 // A rung's resource as a label value: "1", "3", "0.5" (no trailing zeros).
 std::string ResourceLabel(double resource) {
@@ -333,7 +333,7 @@ void OperatorMetrics::ObservePool(const std::string& ns, const std::string& pool
 
   if (const json* hours = NumberAt(MemberAt(object, "spec"), "gpuHours")) {
     PoolGauge(pool_budget_, key).Set(hours->get<double>() * kSecondsPerHour);
-    for (const char* reason : kPoolDenialReasons) PoolDenials(key, reason);
+    for (Reason reason : kPoolDenialReasons) PoolDenials(key, ReasonName(reason));
   }
   const json& status = MemberAt(object, "status");
   for (auto [field, family] :

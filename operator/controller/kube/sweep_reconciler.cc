@@ -264,7 +264,7 @@ Status SweepReconciler::RunPass(const std::string& key, Runtime& rt) {
   if (!plan.ok()) return plan.status();
   for (const Denial& d : plan->denials) {
     kube::LogEvent("info", "admission_denied",
-                   {{"sweep", key}, {"reason", d.reason}, {"message", d.Figures()}});
+                   {{"sweep", key}, {"reason", ReasonName(d.reason)}, {"message", d.Figures()}});
   }
   RecordPoolDenials(rt, plan->denials);
   RecordHeldUpTrials(rt, plan->conditions);
@@ -489,16 +489,17 @@ void SweepReconciler::RecordPoolDenials(Runtime& rt, const std::vector<Denial>& 
   const SweepSpec& spec = rt.controller->model().spec();
   std::string denial;
   for (const Denial& d : denials) {
-    if (!d.reason.starts_with("Pool")) continue;
+    if (!PoolLimit(d.reason)) continue;
+    const std::string reason = ReasonName(d.reason);
     std::string message = "BudgetPool " + spec.pool_name + ": " + d.Figures();
-    denial = d.reason + ": " + message;
+    denial = reason + ": " + message;
     if (denial == rt.pool_denial) break;
-    recorder_.Record(rt.object, kube::EventType::kWarning, d.reason, message);
+    recorder_.Record(rt.object, kube::EventType::kWarning, reason, message);
     if (rt.gate) {
-      recorder_.Record(rt.gate->pool().object, kube::EventType::kWarning, d.reason,
+      recorder_.Record(rt.gate->pool().object, kube::EventType::kWarning, reason,
                        "sweep " + spec.name + ": " + d.Figures());
     }
-    if (hooks_.on_pool_denial) hooks_.on_pool_denial(spec.namespace_name, spec.pool_name, d.reason);
+    if (hooks_.on_pool_denial) hooks_.on_pool_denial(spec.namespace_name, spec.pool_name, reason);
     break;
   }
   rt.pool_denial = denial;

@@ -82,7 +82,7 @@ TEST_F(PoolFileTest, ALiveRunsReservationIsKeptAndItsPartKeptForIt) {
   // b sees a's reservation and its part (half of the pool, 1800) of which a has 800 left.
   PoolCap cap = Reserve(*b, "b", 0);
   EXPECT_DOUBLE_EQ(cap.cap_device_seconds, 3600 - 1000 - 800);
-  EXPECT_EQ(cap.limit, "PoolFairShare");
+  EXPECT_EQ(cap.limit, Reason::kPoolFairShare);
   EXPECT_EQ(b->accounts().at(fs::canonical(dir_ / "a").string()).held(), 1000);
 }
 

@@ -53,7 +53,7 @@ TEST(Launch, ARefusedLaunchIsOnlyItsDenial) {
   EXPECT_TRUE(a.part.actions.empty());
   EXPECT_EQ(a.part.occupied, 0);
   ASSERT_EQ(a.part.denials.size(), 1u);
-  EXPECT_EQ(a.part.denials[0].reason, "BudgetExhausted");
+  EXPECT_EQ(a.part.denials[0].reason, Reason::kBudgetExhausted);
   EXPECT_DOUBLE_EQ(a.ledger.reserved(), 3600);
 }
 
@@ -77,7 +77,7 @@ TEST_P(FinishOfTable, EndsTheSweepOnlyWhenNothingRunsAndNothingIsLeft) {
     ASSERT_TRUE(model.Apply(event::TrialCreated{.at = 0, .trial = i}).ok());
   }
   std::vector<Denial> denials;
-  if (row.denied) denials.push_back(Denial{"BudgetExhausted", 10, 5});
+  if (row.denied) denials.push_back(Denial{Reason::kBudgetExhausted, 10, 5});
   std::optional<Finish> finish = FinishOf(model, row.occupied, denials);
   ASSERT_EQ(finish.has_value(), row.want.has_value());
   if (!finish) return;

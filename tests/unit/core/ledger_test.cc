@@ -81,7 +81,7 @@ TEST(Ledger, DeniesRequestAnEpsilonOverTheBudgetWithTheFigures) {
   ledger.Observe({Segment(1, 0, 250, 300), Segment(1, 0, std::nullopt, 500)}, 250);
   std::optional<Denial> denial = ledger.Admit(250.001);
   ASSERT_TRUE(denial.has_value());
-  EXPECT_EQ(denial->reason, "BudgetExhausted");
+  EXPECT_EQ(denial->reason, Reason::kBudgetExhausted);
   EXPECT_DOUBLE_EQ(denial->requested_device_seconds, 250.001);
   EXPECT_DOUBLE_EQ(denial->remaining_device_seconds, 250);
   EXPECT_DOUBLE_EQ(ledger.reserved(), 250);  // a denial reserves nothing
@@ -105,7 +105,7 @@ TEST(Ledger, ReleaseGivesBackReservationButNeverBelowZero) {
 }
 
 TEST(Denial, MessageSaysRequestedAndRemainingInGpuHours) {
-  Denial d{"BudgetExhausted", 1800, 720};
+  Denial d{Reason::kBudgetExhausted, 1800, 720};
   EXPECT_EQ(d.Message(), "requested 0.5000 GPU-hours, remaining 0.2000 GPU-hours");
 }
 
@@ -113,9 +113,9 @@ TEST(Denial, MessageSaysRequestedAndRemainingInGpuHours) {
 // budget is the reason its events carry, so the message does not repeat it; a pool's limit is
 // news, so the message names it.
 TEST(Denial, MessageNamesAPoolsLimitButNotTheSweepsOwnBudget) {
-  EXPECT_EQ((Denial{"PoolFairShare", 1800, 720}).Message(),
+  EXPECT_EQ((Denial{Reason::kPoolFairShare, 1800, 720}).Message(),
             "PoolFairShare: requested 0.5000 GPU-hours, remaining 0.2000 GPU-hours");
-  EXPECT_EQ((Denial{"BudgetExhausted", 1800, 720}).Message().find("BudgetExhausted"),
+  EXPECT_EQ((Denial{Reason::kBudgetExhausted, 1800, 720}).Message().find("BudgetExhausted"),
             std::string::npos);
 }
 

@@ -469,7 +469,7 @@ INSTANTIATE_TEST_SUITE_P(
                     Step plan = h.PassAndCarry();
                     ASSERT_FALSE(plan.denials.empty());
                     const Denial& d = plan.denials.front();
-                    EXPECT_EQ(d.reason, "BudgetExhausted");
+                    EXPECT_EQ(d.reason, Reason::kBudgetExhausted);
                     EXPECT_GT(d.requested_device_seconds, d.remaining_device_seconds);
                     EXPECT_EQ(CountEvents<event::TrialCreated>(plan), 0);
                     EXPECT_EQ(CountEvents<event::SweepFinished>(plan), 0);

@@ -35,7 +35,7 @@ struct CapRow {
   PoolAccounts accounts;  // "me" is the sweep asking
   double held_hours;      // what "me" holds now
   double want_cap_hours;
-  std::string want_limit;
+  Reason want_limit;
   bool want_waits;
 };
 
@@ -57,142 +57,142 @@ const PoolSpec kTenAtMostFourEach{"team", 10, 4};
 INSTANTIATE_TEST_SUITE_P(
     Rows, CapOfTable,
     ::testing::Values(
-        CapRow{"ALoneSweepMayTakeTheWholePool", kTen, {}, 0, 10, "PoolExhausted", false},
+        CapRow{"ALoneSweepMayTakeTheWholePool", kTen, {}, 0, 10, Reason::kPoolExhausted, false},
         CapRow{"WhatOthersHoldIsNotOfferedAndTheirReservationsAreWaitedFor",
                kTen,
                {{"a", Account(3, 1, false)}},
                0,
                6,
-               "PoolExhausted",
+               Reason::kPoolExhausted,
                true},
         CapRow{"WhatFinishedSweepsUsedNeverComesBack",
                kTen,
                {{"a", Account(4, 0, false)}},
                0,
                6,
-               "PoolExhausted",
+               Reason::kPoolExhausted,
                false},
         CapRow{"ItsOwnHoldingReplacesItsAccount",
                kTen,
                {{"me", Account(9, 0)}},
                2,
                10,
-               "PoolExhausted",
+               Reason::kPoolExhausted,
                false},
         CapRow{"TwoActiveSweepsAreEachEntitledToHalf",
                kTen,
                {{"a", Account(2, 2)}},
                0,
                5,
-               "PoolFairShare",
+               Reason::kPoolFairShare,
                true},
         CapRow{"WhatItHoldsCountsAgainstItsPart",
                kTen,
                {{"a", Account(1, 1)}},
                2,
                5,
-               "PoolFairShare",
+               Reason::kPoolFairShare,
                true},
         CapRow{"FourActiveSweepsEachGetAQuarter",
                kTen,
                {{"a", Account(1, 0)}, {"b", Account(1, 0)}, {"c", Account(0, 0)}},
                0,
                2.5,
-               "PoolFairShare",
+               Reason::kPoolFairShare,
                true},
         CapRow{"AFinishedOrDeadSweepStaysChargedButTakesNoPart",
                kTen,
                {{"a", Account(2, 2, false)}, {"b", Account(0, 2)}},
                0,
                3,
-               "PoolFairShare",
+               Reason::kPoolFairShare,
                true},
         CapRow{"ASweepThatTookMoreThanItsPartGetsNoMoreWhileAnotherWaits",
                kTen,
                {{"a", Account(0, 0)}},
                6,
                6,
-               "PoolFairShare",
+               Reason::kPoolFairShare,
                true},
         CapRow{"PartsShrinkInProportionWhenTheyCannotAllBeKept",
                kTen,
                {{"a", Account(6, 0)}, {"b", Account(0, 0)}},
                0,
                2,
-               "PoolFairShare",
+               Reason::kPoolFairShare,
                true},
         CapRow{"WhenEveryOtherSweepTookItsPartTheRemainderIsOpen",
                kTen,
                {{"a", Account(4, 2)}},
                0,
                4,
-               "PoolExhausted",
+               Reason::kPoolExhausted,
                true},
         CapRow{"MaxPerSweepCapsBelowThePoolAndNeverWaits",
                kTenAtMostFourEach,
                {{"a", Account(0, 2)}},
                1,
                4,
-               "PoolMaxPerSweep",
+               Reason::kPoolMaxPerSweep,
                false},
         CapRow{"MaxPerSweepSpentLeavesNothing",
                kTenAtMostFourEach,
                {},
                5,
                5,
-               "PoolMaxPerSweep",
+               Reason::kPoolMaxPerSweep,
                false},
         CapRow{"AnOverspentPoolCapsAtWhatItHolds",
                kTen,
                {{"a", Account(12, 0, false)}},
                1,
                1,
-               "PoolExhausted",
+               Reason::kPoolExhausted,
                false},
         CapRow{"AStarvedSweepTakesTheRemainderWhenNoOtherHoldsAReservation",
                kTen,
                {{"me", Account(0, 0, true, true)}, {"a", Account(1, 0)}},
                0,
                9,
-               "PoolExhausted",
+               Reason::kPoolExhausted,
                false},
         CapRow{"OfTwoStarvedSweepsTheOneHoldingLessTakesTheRemainderFirst",
                kTen,
                {{"me", Account(0, 0, true, true)}, {"a", Account(4, 0, true, true)}},
                1,
                6,
-               "PoolExhausted",
+               Reason::kPoolExhausted,
                false},
         CapRow{"AStarvedSweepHoldingMoreWaitsForOneHoldingLess",
                kTen,
                {{"me", Account(0, 0, true, true)}, {"a", Account(1, 0, true, true)}},
                4,
                5,
-               "PoolFairShare",
+               Reason::kPoolFairShare,
                true},
         CapRow{"StarvedSweepsHoldingTheSameGoInTheOrderOfTheirKeys",
                kTen,
                {{"me", Account(0, 0, true, true)}, {"a", Account(2, 0, true, true)}},
                2,
                5,
-               "PoolFairShare",
+               Reason::kPoolFairShare,
                true},
         CapRow{"AStarvedSweepStillSharesWhileAnotherHoldsAReservation",
                kTen,
                {{"me", Account(0, 0, true, true)}, {"a", Account(1, 2)}},
                0,
                5,
-               "PoolFairShare",
+               Reason::kPoolFairShare,
                true}),
     [](const ::testing::TestParamInfo<CapRow>& row) { return row.param.name; });
 
 TEST(PoolLimit, ADenialBeyondThePoolNamesItsLimitAndFigures) {
   Ledger ledger(10 * kHour);
   ledger.Hold(1 * kHour);
-  ledger.Limit(3 * kHour, "PoolFairShare", true);
+  ledger.Limit(3 * kHour, Reason::kPoolFairShare, true);
   std::optional<Denial> denial = ledger.Admit(2.5 * kHour);
   ASSERT_TRUE(denial.has_value());
-  EXPECT_EQ(denial->reason, "PoolFairShare");
+  EXPECT_EQ(denial->reason, Reason::kPoolFairShare);
   EXPECT_TRUE(denial->waits);
   EXPECT_THAT(denial->Message(),
               HasSubstr("PoolFairShare: requested 2.5000 GPU-hours, remaining 2.0000"));
@@ -201,10 +201,10 @@ TEST(PoolLimit, ADenialBeyondThePoolNamesItsLimitAndFigures) {
 
 TEST(PoolLimit, TheSweepsOwnSmallerBudgetWins) {
   Ledger ledger(2 * kHour);
-  ledger.Limit(5 * kHour, "PoolExhausted", false);
+  ledger.Limit(5 * kHour, Reason::kPoolExhausted, false);
   std::optional<Denial> denial = ledger.Admit(3 * kHour);
   ASSERT_TRUE(denial.has_value());
-  EXPECT_EQ(denial->reason, "BudgetExhausted");
+  EXPECT_EQ(denial->reason, Reason::kBudgetExhausted);
   EXPECT_FALSE(denial->waits);
 }
 
@@ -212,11 +212,11 @@ SweepSpec TableSpec() { return ParseSweep(testing::TableSweep()).value(); }
 
 TEST(PoolFinish, AFairShareDenialWaitsInsteadOfEndingTheSweep) {
   SweepModel model(TableSpec());
-  Denial fair{"PoolFairShare", 10, 5};
+  Denial fair{Reason::kPoolFairShare, 10, 5};
   fair.waits = true;
   EXPECT_FALSE(decisions::FinishOf(model, 0, {fair}).has_value());
   std::optional<decisions::Finish> finish =
-      decisions::FinishOf(model, 0, {fair, Denial{"PoolExhausted", 10, 5}});
+      decisions::FinishOf(model, 0, {fair, Denial{Reason::kPoolExhausted, 10, 5}});
   ASSERT_TRUE(finish.has_value());
   EXPECT_EQ(finish->phase, SweepPhase::kBudgetExhausted);
   EXPECT_THAT(finish->message, HasSubstr("PoolExhausted"));
@@ -230,7 +230,7 @@ TEST(PoolFinish, ATrialWaitingForASegmentIsNotStoppedByAFairShareDenial) {
   decisions::PlanInput in{model, observed, 100, options};
   for (bool waits : {true, false}) {
     Ledger ledger(10 * kHour);
-    ledger.Limit(0, waits ? "PoolFairShare" : "PoolExhausted", waits);
+    ledger.Limit(0, waits ? Reason::kPoolFairShare : Reason::kPoolExhausted, waits);
     decisions::Admitted a = decisions::ReconcileTrials(in, ledger);
     bool stopped = std::any_of(a.part.events.begin(), a.part.events.end(), [](const Event& e) {
       return std::holds_alternative<event::TrialStopped>(e);
@@ -380,7 +380,7 @@ TEST(CapOf, WhatASweepCarriesFromEarlierPeriodsDoesNotCount) {
   // half of the 10 hours.
   PoolCap cap = CapOf(kTen, accounts, "me", 9 * kHour);
   EXPECT_DOUBLE_EQ(cap.cap_device_seconds, 9 * kHour + 5 * kHour);
-  EXPECT_EQ(cap.limit, "PoolFairShare");
+  EXPECT_EQ(cap.limit, Reason::kPoolFairShare);
 }
 
 TEST(PoolStateJson, IsReadBackAsTheSameState) {

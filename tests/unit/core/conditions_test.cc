@@ -83,7 +83,8 @@ TEST(BudgetCondition, ReportsTheFirstDenialOrWhatIsUsed) {
   Condition c = BudgetCondition(model, ledger, pass);
   EXPECT_EQ(c.status, "True");
   EXPECT_EQ(c.message, "0.0000 of 2.0000 GPU-hours used");
-  pass.denials = {Denial{Reason::kBudgetExhausted, 3600, 1800}, Denial{Reason::kBudgetExhausted, 1, 1}};
+  pass.denials = {Denial{Reason::kBudgetExhausted, 3600, 1800},
+                  Denial{Reason::kBudgetExhausted, 1, 1}};
   c = BudgetCondition(model, ledger, pass);
   EXPECT_EQ(c.status, "False");
   EXPECT_EQ(c.reason, "BudgetExhausted");

@@ -65,6 +65,8 @@ class SweepController {
   // stopped). The local run loop and the Kubernetes reconciler both stop passing on it.
   StatusOr<bool> Done();
 
+  // The model as of the last pass. A pass (or Recover) replaces it: a reference into it is good
+  // until then, not across a Pass.
   const SweepModel& model() const { return *model_; }
   const Ledger& ledger() const { return ledger_; }
   // The latest metrics of each running trial, by trial name.

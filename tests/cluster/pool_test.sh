@@ -30,6 +30,10 @@ cleanup() {
     k -n "$NS" get bsp,bsw,pods -o wide
     k -n "$NS" get bsp team -o yaml | sed -n '/^status:/,$p'
     k -n "$NS" logs -l app.kubernetes.io/name=budgetsweep --tail=40
+    echo "--- the operator's previous container, if it restarted, and how it ended:"
+    k -n "$NS" get pods -l app.kubernetes.io/name=budgetsweep \
+      -o jsonpath='{range .items[*].status.containerStatuses[*]}{.lastState}{"\n"}{end}'
+    k -n "$NS" logs -l app.kubernetes.io/name=budgetsweep --previous --tail=40
     node_pressure
   fi
   "$HELM" uninstall "$REL" -n "$NS" >/dev/null 2>&1

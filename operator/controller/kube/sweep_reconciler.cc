@@ -249,7 +249,8 @@ StatusOr<std::optional<SweepSpec>> SweepReconciler::Admit(const std::string& key
 
 Status SweepReconciler::RunPass(const std::string& key, Runtime& rt) {
   auto [ns, name] = SplitKey(key);
-  const std::string& pool_name = rt.controller->model().spec().pool_name;
+  // A copy: the pass replaces the controller's model, and with it the spec it holds.
+  const std::string pool_name = rt.controller->model().spec().pool_name;
   StatusOr<Step> plan = rt.controller->Pass();
   if (rt.gate && hooks_.on_pool && !rt.gate->pool().object.empty()) {
     hooks_.on_pool(ns, pool_name, rt.gate->pool().object);

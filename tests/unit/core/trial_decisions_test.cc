@@ -96,18 +96,26 @@ INSTANTIATE_TEST_SUITE_P(
                false, Reason::kError, "exited with code 2"}),
     [](const ::testing::TestParamInfo<EndRow>& row) { return row.param.name; });
 
-TEST(EndOf, AShortExitNamesWhereItStoppedWhatItWasAskedForAndWhyItsMetricsWentUnread) {
-  SweepModel model(Spec());
+// A segment of trial 0 to epoch 9 that exited 0, and what the planner observed of it.
+class ExitZero : public ::testing::Test {
+ protected:
+  ExitZero() {
+    t.name = "fmnist-cnn-t0000";
+    seg.until = 9;
+    st.state = SegmentState::kSucceeded;
+    st.exit_code = 0;
+  }
+
+  SweepModel model{Spec()};
   Observed observed;
   PlannerOptions options;
   PlanInput in{model, observed, 500, options};
   Trial t;
-  t.name = "fmnist-cnn-t0000";
   SegmentRecord seg;
-  seg.until = 9;
   SegmentStatus st;
-  st.state = SegmentState::kSucceeded;
-  st.exit_code = 0;
+};
+
+TEST_F(ExitZero, AShortExitNamesWhereItStoppedWhatItWasAskedForAndWhyItsMetricsWentUnread) {
   observed.last_read_errors[t.name] = "scraping http://127.0.0.1:9/metrics: metrics line 1: bad";
   SegmentEnd end = EndOf(in, t, seg, st);
   EXPECT_EQ(end.reason, Reason::kExitedShort);
@@ -129,21 +137,10 @@ TEST(EndOf, AShortExitNamesWhereItStoppedWhatItWasAskedForAndWhyItsMetricsWentUn
   EXPECT_EQ(EndOf(in, t, seg, st).reason, Reason::kMetricsMissing);
 }
 
-TEST(EndOf, ASegmentThatEndedUnseenIsNoShortExit) {
+TEST_F(ExitZero, ASegmentThatEndedUnseenIsNoShortExit) {
   // It ran and exited 0 while the operator was down (a leader failover): the new process never
   // read it, and the rung value journaled before says nothing of where it ended.
-  SweepModel model(Spec());
-  Observed observed;
-  PlannerOptions options;
-  PlanInput in{model, observed, 500, options};
-  Trial t;
-  t.name = "fmnist-cnn-t0000";
   t.rung_values[1] = 0.5;
-  SegmentRecord seg;
-  seg.until = 9;
-  SegmentStatus st;
-  st.state = SegmentState::kSucceeded;
-  st.exit_code = 0;
   EXPECT_EQ(EndOf(in, t, seg, st).reason, Reason::kNone);
   seg.until = 3;
   EXPECT_EQ(EndOf(in, t, seg, st).reason, Reason::kMetricsMissing);

@@ -33,7 +33,9 @@ function(bsw_cc_binary)
 endfunction()
 
 # bsw_cc_test(NAME name SRCS a_test.cc ... DEPS target ... LABELS unit|e2e|trainer)
-# Registers each gtest case with ctest on its own, so ctest's summary counts test cases.
+# Registers each gtest case with ctest on its own, so ctest's summary counts test cases. A case
+# that hangs fails after 300 s (the slowest take under a minute, sanitized) instead of holding
+# `make test` until CI's limit ends it unnamed.
 function(bsw_cc_test)
   cmake_parse_arguments(ARG "" "NAME" "SRCS;DEPS;LABELS" ${ARGN})
   bsw_cc_binary(NAME ${ARG_NAME} SRCS ${ARG_SRCS} DEPS ${ARG_DEPS} GTest::gmock_main)
@@ -42,6 +44,6 @@ function(bsw_cc_test)
   endif()
   gtest_discover_tests(${ARG_NAME}
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
-    PROPERTIES LABELS "${ARG_LABELS}"
+    PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT 300
     DISCOVERY_TIMEOUT 60)
 endfunction()

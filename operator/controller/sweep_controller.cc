@@ -103,9 +103,27 @@ PoolAccount SweepController::HeldAccount(bool active) const {
   return account;
 }
 
+namespace {
+
+// What a pass read, kept when its journal write failed: `next` (the step's next memory) is
+// `memory` updated with the pass's reads, less the trials that ended in the model not adopted.
+void KeepReads(PassMemory& memory, PassMemory& next) {
+  for (auto& [name, m] : next.last_metrics) {
+    if (!next.read_errors.contains(name)) memory.read_errors.erase(name);
+    memory.last_metrics[name] = std::move(m);
+  }
+  for (auto& [name, e] : next.read_errors) memory.read_errors.insert_or_assign(name, std::move(e));
+  for (const auto& [name, at] : next.last_read_at) memory.last_read_at[name] = at;
+}
+
+}  // namespace
+
 Status SweepController::Journal(Step& step) {
   if (!step.events.empty()) {
-    if (Status s = log_->Append(step.events); !s.ok()) return s;
+    if (Status s = log_->Append(step.events); !s.ok()) {
+      KeepReads(memory_, step.next);
+      return s;
+    }
   }
   model_ = step.model;
   memory_ = std::move(step.next);

@@ -90,7 +90,9 @@ class SweepController {
   StatusOr<std::optional<PoolCap>> AcquireGate();
   // The pool account of a sweep that holds what its ledger says.
   PoolAccount HeldAccount(bool active) const;
-  // Journals the step's events as one append, then adopts its model and memory.
+  // Journals the step's events as one append, then adopts its model and memory. When the append
+  // fails, it keeps only what the pass read: a value read then is recorded by a later pass, even
+  // once its trainer has exited.
   bsw::Status Journal(Step& step);
   // Carries out the step's actions; a start refused for good is remembered for the next Decide.
   bsw::Status Act(const std::vector<StepAction>& actions);

@@ -1,5 +1,6 @@
 #include "operator/core/planner.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "operator/core/admission.h"
@@ -80,21 +81,42 @@ const SegmentStatus* Observed::Segment(const std::string& trial, int segment) co
   return it == segments.end() ? nullptr : &it->second;
 }
 
+namespace {
+
+// What trial `t` reported that a pass may record, and when it had reached it at the latest: this
+// pass's read, now; or, once its segment `st` has ended, its last read that answered, by the end.
+struct Reported {
+  const TrialMetrics* metrics = nullptr;
+  double by = 0;
+};
+Reported ReportedValues(const Observed& observed, const Trial& t, const SegmentStatus* st,
+                        double now) {
+  if (auto m = observed.metrics.find(t.name); m != observed.metrics.end()) return {&m->second, now};
+  const bool ended = st != nullptr &&
+                     (st->state == SegmentState::kSucceeded || st->state == SegmentState::kFailed);
+  auto last = observed.last_metrics.find(t.name);
+  if (!ended || last == observed.last_metrics.end()) return {};
+  return {&last->second, std::min(now, st->finished_unix_seconds.value_or(now))};
+}
+
+}  // namespace
+
 std::vector<Event> NewRungValues(const SweepModel& model, const Observed& observed, double now) {
   std::vector<Event> events;
   for (int64_t index : model.active()) {
     const Trial& t = model.trial(index);
-    auto m = observed.metrics.find(t.name);
-    if (m == observed.metrics.end() || t.segments.empty()) continue;
+    if (t.segments.empty()) continue;
     const SegmentRecord& seg = t.segments.back();
     const SegmentStatus* st = observed.Segment(t.name, seg.number);
-    for (const auto& [resource, value] : m->second.objective_by_resource) {
+    const Reported reported = ReportedValues(observed, t, st, now);
+    if (reported.metrics == nullptr) continue;
+    for (const auto& [resource, value] : reported.metrics->objective_by_resource) {
       if (model.rungs().IndexOf(resource) < 0 || t.rung_values.contains(resource)) continue;
       event::ValueRecorded e{.at = now, .trial = index};
       e.resource = resource;
       e.value = value;
       if (st && st->started_unix_seconds && resource > seg.from) {
-        e.seconds = now - *st->started_unix_seconds;
+        e.seconds = reported.by - *st->started_unix_seconds;
         e.units = resource - seg.from;
       }
       events.push_back(e);

@@ -27,6 +27,9 @@ struct Observed {
   // short of its `until` (ExitedShort).
   std::map<std::string, TrialMetrics> last_metrics;
   std::map<std::string, std::string> last_read_errors;
+  // When each active trial was last read, or a read of it was tried, across passes: a short exit
+  // needs a read shortly before the pass that finds the segment ended.
+  std::map<std::string, double> last_read_at;
 
   const SegmentStatus* Segment(const std::string& trial, int segment) const;
 };
@@ -94,7 +97,8 @@ struct PlannerOptions {
 
 // Turns newly reported objective values at rung milestones into ValueRecorded events, with the
 // progress they measure for the cost model. Decide applies these, and their verdicts, before
-// ComputePlan.
+// ComputePlan. A segment found ended gives the values of its last read that answered: read in a
+// pass whose journal write failed (the API server away), they are not lost with that pass.
 std::vector<Event> NewRungValues(const SweepModel& model, const Observed& observed, double now);
 
 // The planner's part of a pass (Decide, step.h): from the model with the pass's rung values and

@@ -56,6 +56,11 @@ Observed ObservedOf(const SweepModel& model, const Observation& observation,
   observed.last_metrics = memory.last_metrics;
   for (const auto& [name, m] : observation.metrics) observed.last_metrics[name] = m;
   for (const auto& [trial, error] : read_errors) observed.last_read_errors[trial] = error.message();
+  observed.last_read_at = memory.last_read_at;
+  for (const auto& [name, m] : observation.metrics) observed.last_read_at[name] = observation.now;
+  for (const auto& [name, error] : observation.read_errors) {
+    observed.last_read_at[name] = observation.now;
+  }
   return observed;
 }
 
@@ -156,12 +161,14 @@ PassMemory NextMemory(const SweepModel& after, const Observed& observed,
   }
   next.last_metrics = observed.last_metrics;
   next.read_errors = std::move(read_errors);
+  next.last_read_at = observed.last_read_at;
   auto not_running = [&after](const auto& entry) {
     std::optional<int64_t> index = after.FindTrial(entry.first);
     return !index || after.trial(*index).phase != TrialPhase::kRunning;
   };
   std::erase_if(next.last_metrics, not_running);
   std::erase_if(next.read_errors, not_running);
+  std::erase_if(next.last_read_at, not_running);
   next.conditions =
       MergeConditions(memory.conditions, plan.conditions, now, after.spec().generation);
   return next;

@@ -169,18 +169,24 @@ SegmentEnd ExitedShort(const PlanInput& in, const Trial& t, const SegmentRecord&
   return {Reason::kExitedShort, message};
 }
 
+// How long before the pass that finds a segment ended this controller must have read its trial,
+// or tried to, for a short exit to count. Passes read running trials about every second; a longer
+// gap means the controller was away when the trial ended (down, failing over, or its passes failing
+// while the API server was), and what it read last says nothing of where the trial stopped.
+constexpr double kShortExitEvidenceSeconds = 10;
+
 // How a segment that exited 0 ended: as planned when it reported `until` or the sweep stopped it;
 // else ExitedShort when it was seen short of `until`, or MetricsMissing below the full resource.
 SegmentEnd SucceededEnd(const PlanInput& in, const Trial& t, const SegmentRecord& seg) {
   if (t.rung_values.contains(seg.until) || t.stop_requested) return {};
-  // A short exit needs evidence: this controller read the trial (or failed to) while it ran. A
-  // segment that ended while the operator or runner was down was never seen by it, and what was
+  // A short exit needs evidence: this controller read the trial (or failed to) shortly before. A
+  // segment that ended while the controller was away was not seen to end, and what was read or
   // journaled before says nothing of where it ended: it ends as below, as an unread one does.
-  const bool read_while_running = in.observed.metrics.contains(t.name) ||
-                                  in.observed.last_metrics.contains(t.name) ||
-                                  in.observed.last_read_errors.contains(t.name);
+  auto read_at = in.observed.last_read_at.find(t.name);
+  const bool watched = read_at != in.observed.last_read_at.end() &&
+                       in.now - read_at->second <= kShortExitEvidenceSeconds;
   std::optional<double> reached = LastReported(in, t);
-  if (read_while_running && (!reached || *reached < seg.until)) {
+  if (watched && (!reached || *reached < seg.until)) {
     return ExitedShort(in, t, seg, reached);
   }
   // It said it reached `until`, but its objective there went unread (a Ctrl-C during its linger,

@@ -328,7 +328,12 @@ sleep 3
 phase=$(wait_ended restart 240)
 case $phase in
   Completed | BudgetExhausted) pass "sweep restart ended after an apiserver restart: $phase" ;;
-  *) fail "sweep restart did not end after the apiserver restart (phase '$phase')" ;;
+  *)
+    fail "sweep restart did not end after the apiserver restart (phase '$phase')"
+    # Why, from the journal: how each segment ended and how the sweep finished.
+    grep -h "\"sweep\":\"$NS/restart\"" "$WORK"/operator-*.log |
+      grep -E '"event":"(SegmentEnded|TrialStopped|SweepFinished)"' | tail -20 || true
+    ;;
 esac
 wait_no_pods restart 30 && pass "no pod left after the apiserver restart" || fail "pods left (restart)"
 

@@ -337,6 +337,76 @@ TEST_F(SweepControllerTest, BackendErrors_ArePassedUpAndNothingIsDecided) {
   EXPECT_EQ(JournalText(), "");
 }
 
+TEST_F(SweepControllerTest, JournalDown_AValueReadMeanwhileIsRecordedOnceItsSegmentHasEnded) {
+  SweepController controller(spec_, &backend_, &metrics_, &log_, &clock_);
+  ASSERT_TRUE(controller.Recover().ok());
+  ASSERT_TRUE(controller.Pass().ok());
+  // Trial 0 reports its objective at the full resource while the journal cannot be written (on a
+  // cluster, the API server is away): that pass fails, and then the trainer exits.
+  const std::string first_trial = "fmnist-cnn-t0000";
+  ON_CALL(metrics_, Read(_, _, _))
+      .WillByDefault(Invoke([&](const std::string&, const SegmentStatus& s, const std::string&) {
+        if (s.trial != first_trial) return StatusOr<TrialMetrics>(UnavailableError("no answer"));
+        TrialMetrics m;
+        m.objective_by_resource = {{27.0, 0.9}};
+        m.resource_completed = 27;
+        return StatusOr<TrialMetrics>(m);
+      }));
+  log_.FailAppends(UnavailableError("the API server is away"));
+  clock_.Advance(5);
+  EXPECT_FALSE(controller.Pass().ok());
+  SegmentStatus& first = segments_.front();
+  first.state = SegmentState::kSucceeded;
+  first.exit_code = 0;
+  first.finished_unix_seconds = *first.started_unix_seconds + 6;
+
+  // A minute later the journal is back: the pass that finds the segment ended records the value,
+  // reached by the segment's end, and the trial completes instead of failing as a short exit.
+  log_.FailAppends(OkStatus());
+  clock_.Advance(60);
+  ASSERT_TRUE(controller.Pass().ok());
+  const Trial& t = controller.model().trial(0);
+  ASSERT_TRUE(t.rung_values.contains(27));
+  EXPECT_DOUBLE_EQ(t.rung_values.at(27), 0.9);
+  EXPECT_EQ(t.phase, TrialPhase::kCompleted) << t.reason << ": " << t.message;
+  for (const nlohmann::json& r : log_.records()) {
+    if (r["event"] == "ValueRecorded" && r["trial"] == 0) {
+      EXPECT_DOUBLE_EQ(r["seconds"], 6);
+    }
+  }
+}
+
+TEST_F(SweepControllerTest, JournalDown_ATrialLastReadLongBeforeItsEndWasFoundIsNoShortExit) {
+  SweepController controller(spec_, &backend_, &metrics_, &log_, &clock_);
+  ASSERT_TRUE(controller.Recover().ok());
+  ASSERT_TRUE(controller.Pass().ok());
+  values_ = {{"fmnist-cnn-t0000", 0.9}};  // its value at epoch 1: it said it had done 1 of 27
+  clock_.Advance(1);
+  ASSERT_TRUE(controller.Pass().ok());
+  // No pass can read it for 30 s, during which it runs to the end and exits 0: the controller did
+  // not see where it stopped.
+  bool away = true;
+  ON_CALL(backend_, List()).WillByDefault(Invoke([&] {
+    return away ? StatusOr<std::vector<SegmentStatus>>(UnavailableError("the API server is away"))
+                : StatusOr<std::vector<SegmentStatus>>(segments_);
+  }));
+  values_.clear();
+  for (int i = 0; i < 3; ++i) {
+    clock_.Advance(10);
+    EXPECT_FALSE(controller.Pass().ok());
+  }
+  SegmentStatus& first = segments_.front();
+  first.state = SegmentState::kSucceeded;
+  first.exit_code = 0;
+  first.finished_unix_seconds = clock_.NowUnixSeconds() - 5;
+  away = false;
+  clock_.Advance(1);
+  ASSERT_TRUE(controller.Pass().ok());
+  const Trial& t = controller.model().trial(0);
+  EXPECT_NE(t.phase, TrialPhase::kFailed) << t.reason << ": " << t.message;
+  EXPECT_NE(t.reason, "ExitedShort");
+}
+
 TEST_F(SweepControllerTest, Done_OnlyOnceFinishedAndEverySegmentEnded) {
   MemoryEventLog log;
   SweepController controller(spec_, &backend_, &metrics_, &log, &clock_);

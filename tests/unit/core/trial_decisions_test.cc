@@ -49,7 +49,8 @@ TEST_P(EndOfTable, ReadsTheSegmentsEndAsTheBackendShowsIt) {
   st.exit_code = row.exit_code;
   st.reason = row.backend_reason;
   Observed observed;
-  observed.last_metrics[t.name];  // read while it ran, with no progress said
+  observed.last_metrics[t.name];  // read just before, with no progress said
+  observed.last_read_at[t.name] = 499;
   PlannerOptions options;
   SegmentEnd end = EndOf(PlanInput{model, observed, 500, options}, t, seg, st);
   EXPECT_EQ(ReasonName(end.reason), std::string(ReasonName(row.want)));
@@ -117,6 +118,7 @@ class ExitZero : public ::testing::Test {
 
 TEST_F(ExitZero, AShortExitNamesWhereItStoppedWhatItWasAskedForAndWhyItsMetricsWentUnread) {
   observed.last_read_errors[t.name] = "scraping http://127.0.0.1:9/metrics: metrics line 1: bad";
+  observed.last_read_at[t.name] = 499;
   SegmentEnd end = EndOf(in, t, seg, st);
   EXPECT_EQ(end.reason, Reason::kExitedShort);
   EXPECT_EQ(end.message,
@@ -146,7 +148,12 @@ TEST_F(ExitZero, ASegmentThatEndedUnseenIsNoShortExit) {
   EXPECT_EQ(EndOf(in, t, seg, st).reason, Reason::kMetricsMissing);
   // Read while it ran, the same end is a short exit.
   observed.last_metrics[t.name].resource_completed = 1;
+  observed.last_read_at[t.name] = 490;
   EXPECT_EQ(EndOf(in, t, seg, st).reason, Reason::kExitedShort);
+  // Read last more than 10 s before the pass that finds it ended (this controller's passes failed
+  // while the API server was away, or it was down), it ended unseen again.
+  observed.last_read_at[t.name] = 489;
+  EXPECT_EQ(EndOf(in, t, seg, st).reason, Reason::kMetricsMissing);
 }
 
 TEST(SegmentEndEvent, KeepsTheTrainersOutputOnlyWhenTheTrainerFailed) {
@@ -181,7 +188,8 @@ TEST(SegmentEndEvent, KeepsTheTrainersOutputOnlyWhenTheTrainerFailed) {
 
   st.state = SegmentState::kSucceeded;  // exit 0 short of `until`: the output explains it
   st.exit_code = 0;
-  observed.last_metrics[t.name];  // read while it ran
+  observed.last_metrics[t.name];  // read just before
+  observed.last_read_at[t.name] = 500;
   st.reason = Reason::kNone;
   e = SegmentEndEvent(in, t, seg, st);
   EXPECT_EQ(e.reason, "ExitedShort");

@@ -191,13 +191,11 @@ SegmentEnd SucceededEnd(const PlanInput& in, const Trial& t, const SegmentRecord
   }
   // It said it reached `until`, but its objective there went unread (a Ctrl-C during its linger,
   // then a resume from its checkpoint at `until`, whose trainer evaluates nothing again), or it
-  // ended unseen.
-  if (seg.until < in.model.rungs().max()) {
-    return {Reason::kMetricsMissing, "exited at " + in.spec().resource_unit +
-                                         Figures(" %g", seg.until) +
-                                         " without reporting the objective there"};
-  }
-  return {};
+  // ended unseen: not a failure of the trainer's, and not done either, at the full resource too
+  // (a trial counted Completed has its objective there).
+  return {Reason::kMetricsMissing, "exited at " + in.spec().resource_unit +
+                                       Figures(" %g", seg.until) +
+                                       " without reporting the objective there"};
 }
 
 }  // namespace

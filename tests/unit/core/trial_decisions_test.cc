@@ -131,9 +131,12 @@ TEST_F(ExitZero, AShortExitNamesWhereItStoppedWhatItWasAskedForAndWhyItsMetricsW
   EXPECT_EQ(EndOf(in, t, seg, st).message,
             "exited 0 at epochs 2 of the 9 it was asked for, without the objective at epochs 9");
   // It said it reached `until`: only the read of its value was lost (a Ctrl-C during its linger,
-  // then a resume from its checkpoint there), which is no short exit.
+  // then a resume from its checkpoint there), which is no short exit, and at the full resource
+  // (epoch 9) no completion either: a Completed trial has its objective there.
   observed.last_metrics[t.name].resource_completed = 9;
-  EXPECT_EQ(EndOf(in, t, seg, st).reason, Reason::kNone);
+  SegmentEnd at_max = EndOf(in, t, seg, st);
+  EXPECT_EQ(at_max.reason, Reason::kMetricsMissing);
+  EXPECT_EQ(at_max.message, "exited at epochs 9 without reporting the objective there");
   seg.until = 3;
   observed.last_metrics[t.name].resource_completed = 3;
   EXPECT_EQ(EndOf(in, t, seg, st).reason, Reason::kMetricsMissing);
@@ -143,7 +146,7 @@ TEST_F(ExitZero, ASegmentThatEndedUnseenIsNoShortExit) {
   // It ran and exited 0 while the operator was down (a leader failover): the new process never
   // read it, and the rung value journaled before says nothing of where it ended.
   t.rung_values[1] = 0.5;
-  EXPECT_EQ(EndOf(in, t, seg, st).reason, Reason::kNone);
+  EXPECT_EQ(EndOf(in, t, seg, st).reason, Reason::kMetricsMissing);
   seg.until = 3;
   EXPECT_EQ(EndOf(in, t, seg, st).reason, Reason::kMetricsMissing);
   // Read while it ran, the same end is a short exit.

@@ -283,9 +283,13 @@ curve_sweep outage "  budget: {gpuHours: 0.2}
   maxTrials: 2
   searchSpace:
     lr: {type: logUniform, min: 1.0e-3, max: 1.0e-2}
-  metrics: {prometheus: {url: \"$PROM_URL\"}}" '"--seconds-per-epoch=16"' \
+  metrics: {prometheus: {url: \"$PROM_URL\"}}" '"--seconds-per-epoch=20"' \
   "            resources: {requests: {cpu: 100m, memory: 64Mi}}" | k apply -f - >/dev/null
-# Down once the first rung value is in, for 120 s: the trials keep training, unseen.
+# Down once the first rung value is in, for 120 s: the trials keep training, unseen. A trial takes
+# 9 x 20 s, so it runs on for about 40 s once Prometheus is back: time for Prometheus to find it
+# again and scrape its values from after the outage. (With 16 s an epoch that margin was a few
+# seconds; a trainer that ended before the first scrape after the restart left only its epoch-1
+# value in Prometheus, and the check below failed.)
 reached=""
 for _ in $(seq 1 240); do
   reached=$(field outage '.status.rungs[0].reached')

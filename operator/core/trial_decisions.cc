@@ -176,7 +176,7 @@ SegmentEnd ExitedShort(const PlanInput& in, const Trial& t, const SegmentRecord&
 constexpr double kShortExitEvidenceSeconds = 10;
 
 // How a segment that exited 0 ended: as planned when it reported `until` or the sweep stopped it;
-// else ExitedShort when it was seen short of `until`, or MetricsMissing below the full resource.
+// else ExitedShort when it was seen short of `until`, or MetricsMissing (at any resource).
 SegmentEnd SucceededEnd(const PlanInput& in, const Trial& t, const SegmentRecord& seg) {
   if (t.rung_values.contains(seg.until) || t.stop_requested) return {};
   // A short exit needs evidence: this controller read the trial (or failed to) shortly before. A

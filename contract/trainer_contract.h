@@ -23,6 +23,8 @@ inline constexpr char kEnvMaxResource[] = "BUDGETSWEEP_MAX_RESOURCE";
 inline constexpr char kEnvCheckpointDir[] = "BUDGETSWEEP_CHECKPOINT_DIR";
 inline constexpr char kEnvMetricsHost[] = "BUDGETSWEEP_METRICS_HOST";
 inline constexpr char kEnvMetricsPort[] = "BUDGETSWEEP_METRICS_PORT";
+// The trial's own directory, which a File collector's path lies in (spec.metrics.collector).
+inline constexpr char kEnvTrialDir[] = "BUDGETSWEEP_TRIAL_DIR";
 
 // pbt and pb2 only: "1", keep a snapshot of the checkpoint at UNTIL; the flags that may differ
 // from a snapshot's, comma-separated; after an exploit, the donor's checkpoint directory and the

@@ -20,6 +20,7 @@
 #include "operator/adapters/local/state_dir.h"
 #include "operator/adapters/prometheus/api_source.h"
 #include "operator/adapters/system_clock.h"
+#include "operator/adapters/yaml/emitter.h"
 #include "operator/adapters/yaml/sweep_file.h"
 #include "operator/cmd/operator_command.h"
 #include "operator/cmd/preflight.h"
@@ -28,6 +29,7 @@
 #include "operator/controller/run_loop.h"
 #include "operator/controller/sweep_controller.h"
 #include "operator/core/api.h"
+#include "operator/core/katib.h"
 #include "operator/core/spec_edits.h"
 #include "operator/report/report.h"
 
@@ -239,8 +241,9 @@ int BindStateDir(const RunOptions& opts, LocalRun* run) {
 int OpenPorts(const RunOptions& opts, mode_t trial_umask, LocalRun* run) {
   local::LocalBackendOptions backend_options;
   backend_options.state_dir = run->state_dir;
-  backend_options.supervisor_command = {
-      (fs::read_symlink("/proc/self/exe").parent_path() / "budgetsweep-supervise").string()};
+  const fs::path own_dir = fs::read_symlink("/proc/self/exe").parent_path();
+  backend_options.supervisor_command = {(own_dir / "budgetsweep-supervise").string()};
+  backend_options.collect_program = (own_dir / "budgetsweep-collect").string();
   backend_options.gpu_count = local::DetectGpuCount();
   backend_options.pass_env = opts.pass_env;
   backend_options.trial_umask = trial_umask;
@@ -460,6 +463,24 @@ int Report(const ReportOptions& opts) {
   return 0;
 }
 
+// `budgetsweep convert katib`: the BudgetSweep on stdout, each part that did not map on stderr;
+// exit 2 when one of them keeps the sweep from running as it is.
+int ConvertKatibFile(const std::string& path, const KatibOptions& options) {
+  StatusOr<nlohmann::json> experiment = ReadSweepFile(path);
+  if (!experiment.ok()) {
+    std::fprintf(stderr, "error: %s\n", experiment.status().message().c_str());
+    return kExitInvalid;
+  }
+  KatibConversion conversion = ConvertKatib(*experiment, options);
+  std::printf("%s%s", ConversionComment(conversion, path).c_str(),
+              EmitYaml(conversion.sweep, SweepKeyOrder()).c_str());
+  for (const KatibProblem& problem : conversion.problems) {
+    std::fprintf(stderr, "budgetsweep convert katib: %s: %s\n", problem.path.c_str(),
+                 problem.message.c_str());
+  }
+  return conversion.Runnable() ? 0 : kExitInvalid;
+}
+
 }  // namespace
 }  // namespace bsw
 
@@ -510,6 +531,27 @@ int main(int argc, char** argv) {
                          "Also write the main chart (best objective against device-hours) as PNG");
   report_cmd->add_option("--kubeconfig", report.kubeconfig,
                          "Read the sweep and its BudgetSweepTrial records from this cluster");
+
+  std::string katib_file;
+  double gpu_hours = 0;
+  double max_resource = 0;
+  CLI::App* convert_cmd =
+      app.add_subcommand("convert", "Print the BudgetSweep equivalent to another tool's sweep");
+  convert_cmd->require_subcommand(1);
+  CLI::App* katib_cmd = convert_cmd->add_subcommand(
+      "katib",
+      "Convert a Katib v1beta1 Experiment; list what does not map on stderr, exit 2 if the sweep "
+      "would not run as it is");
+  katib_cmd->add_option("FILE", katib_file, "Katib Experiment YAML or JSON file")->required();
+  CLI::Option* gpu_hours_opt =
+      katib_cmd->add_option("--gpu-hours", gpu_hours, "The sweep's budget (Katib has none)")
+          ->check(CLI::PositiveNumber);
+  CLI::Option* max_resource_opt =
+      katib_cmd
+          ->add_option("--max-resource", max_resource,
+                       "spec.resource.max: the objective values a trial reports in all (default "
+                       "1, one at the end); with hyperband, replaces r_l")
+          ->check(CLI::PositiveNumber);
 
   bsw::OperatorOptions op;
   CLI::App* operator_cmd = app.add_subcommand(
@@ -575,5 +617,11 @@ int main(int argc, char** argv) {
   if (*run_cmd) return bsw::Run(run);
   if (*operator_cmd) return bsw::RunOperator(op);
   if (*report_cmd) return bsw::Report(report);
+  if (*convert_cmd) {
+    bsw::KatibOptions katib;
+    if (*gpu_hours_opt) katib.gpu_hours = gpu_hours;
+    if (*max_resource_opt) katib.max_resource = max_resource;
+    return bsw::ConvertKatibFile(katib_file, katib);
+  }
   return bsw::Validate(validate_file);
 }

@@ -18,20 +18,22 @@ void ParseSpec(const json& body, std::vector<std::string>* errors, SweepSpec* sp
     ParseObjective(*objective, errors, spec);
   }
   bool rungs_known = false;  // resource.min, max and reductionFactor are valid
-  if (const json* resource = f.Object("resource", true)) {
-    rungs_known = ParseResource(*resource, errors, spec);
-  }
+  const json* resource = f.Object("resource", true);
+  if (resource != nullptr) rungs_known = ParseResource(*resource, errors, spec);
   if (const json* scheduler = f.Object("scheduler", false)) {
     ParseScheduler(*scheduler, errors, spec);
   }
+  if (resource != nullptr) CheckResourceMin(*resource, errors, *spec);
   ParseTrialCounts(f, spec);
   if (const json* space = f.Object("searchSpace", true)) ParseSearchSpace(*space, errors, spec);
   CheckAlgorithm(rungs_known, errors, spec);
-  if (const json* trial = f.Object("trial", true)) ParseTrial(*trial, errors, spec);
+  const json* trial = f.Object("trial", true);
+  if (trial != nullptr) ParseTrial(*trial, errors, spec);
   if (const json* metrics = f.Object("metrics", false)) ParseMetrics(*metrics, errors, spec);
   if (const json* throughput = f.Object("throughput", false)) {
     ParseThroughput(*throughput, errors, spec);
   }
+  if (trial != nullptr) CheckTrainerNeeds(*trial, errors, spec);
   f.Finish();
 }
 

@@ -25,6 +25,26 @@ enum class AshaMode { kStop, kPause };
 enum class Sampler { kRandom, kTpe };
 enum class ParamType { kUniform, kLogUniform, kInt, kChoice, kGrid };
 
+// spec.metrics.collector.kind: where a trial's values come from. kPrometheus: the trainer serves
+// the contract's metrics itself; kStdOut and kFile: a wrapper (budgetsweep-collect) runs the
+// trial's command, parses the `name=value` lines it prints or writes, and serves them so.
+enum class CollectorKind { kPrometheus, kStdOut, kFile };
+enum class CollectorFormat { kText, kJson };
+
+// spec.metrics.collector, Katib's names where they fit.
+struct CollectorSpec {
+  CollectorKind kind = CollectorKind::kPrometheus;
+  // A regular expression whose first two groups are a value's name and the value (Katib's
+  // metricsFormat); empty: budgetsweep-collect's default, Katib's.
+  std::string filter;
+  // The name on the same line whose value is the resource the line's values belong to; empty: the
+  // count of objective values the trial reported so far.
+  std::string resource_key;
+  // kFile: a path relative to the trial's directory, and what its lines hold.
+  std::string file_path;
+  CollectorFormat file_format = CollectorFormat::kText;
+};
+
 // One search-space dimension. The name is the trainer's flag name, passed as `--name=value`.
 struct ParamSpec {
   std::string name;
@@ -98,7 +118,11 @@ struct SweepSpec {
   double grace_seconds = 30;
   nlohmann::json trial_template;  // the PodTemplateSpec, verbatim
   TrialContainer container;
+  // spec.trial.checkpointing: the trainer resumes from BUDGETSWEEP_CHECKPOINT_DIR and exits 0 at
+  // BUDGETSWEEP_UNTIL; default true for the Prometheus collector, false for the others.
+  bool checkpointing = true;
   std::string prometheus_url;  // empty: scrape trials directly
+  CollectorSpec collector;
   double metrics_missing_timeout_seconds = 300;
   ThroughputSpec throughput;
 };

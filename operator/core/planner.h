@@ -27,8 +27,8 @@ struct Observed {
   // short of its `until` (ExitedShort).
   std::map<std::string, TrialMetrics> last_metrics;
   std::map<std::string, std::string> last_read_errors;
-  // When each active trial was last read, or a read of it was tried, across passes: a short exit
-  // needs a read shortly before the pass that finds the segment ended.
+  // When each active trial last answered a read, across passes: a short exit needs an answer from
+  // the segment's trainer shortly before the pass that finds the segment ended.
   std::map<std::string, double> last_read_at;
 
   const SegmentStatus* Segment(const std::string& trial, int segment) const;

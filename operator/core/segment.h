@@ -48,9 +48,15 @@ struct SegmentSpec {
   int segment = 0;
   // Trial parameters in search-space order, values already formatted for the command line.
   std::vector<std::pair<std::string, std::string>> params;
-  // The command and args of the trial's container template. The backend appends `extra_args`,
-  // then `--name=value` per param.
+  // The command and args of the trial's container template, its placeholders filled in
+  // (placeholders.h). The backend appends `extra_args`, then `param_args`.
   std::vector<std::string> command;
+  // `--name=value` for each param the template does not place itself.
+  std::vector<std::string> param_args;
+  // Not empty: the trainer's metrics come from what it prints or writes
+  // (spec.metrics.collector): the backend runs the command under budgetsweep-collect with these
+  // options, then "--".
+  std::vector<std::string> collector_args;
   // Flags from the probe phase, between the template's args and the params: a probe run's
   // candidate settings (and --probe-steps), or the settings the phase chose for every trial.
   std::vector<std::string> extra_args;

@@ -110,6 +110,13 @@ std::vector<std::string> ChangedImmutableFields(const SweepSpec& started, const 
          SameMicroBatches(at.micro_batches, bt.micro_batches));
   d.Compare("spec.trial.gpus", a.trial_gpus, b.trial_gpus);
   d.Compare("spec.trial.maxRetries", a.max_retries, b.max_retries);
+  d.Compare("spec.trial.checkpointing", a.checkpointing, b.checkpointing);
+  const CollectorSpec &ac = a.collector, &bc = b.collector;
+  d.Compare("spec.metrics.collector.kind", ac.kind, bc.kind);
+  d.Compare("spec.metrics.collector.filter", ac.filter, bc.filter);
+  d.Compare("spec.metrics.collector.resourceKey", ac.resource_key, bc.resource_key);
+  d.Compare("spec.metrics.collector.file.path", ac.file_path, bc.file_path);
+  d.Compare("spec.metrics.collector.file.format", ac.file_format, bc.file_format);
   // The container and the grace period are read from the template, so the template covers them.
   d.CompareJson("spec.trial.template", a.trial_template, b.trial_template);
   return d.Take();

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "operator/core/asha.h"
+#include "operator/core/placeholders.h"
 #include "operator/core/template_policy.h"
 
 namespace bsw {
@@ -299,6 +300,129 @@ void ParseContainer(const json& tmpl, const std::string& path, std::vector<std::
   ParseEnv(c, &out);
 }
 
+// spec.metrics.collector.file: a path inside the trial's directory, and its lines' format.
+void ParseCollectorFile(const json& file, std::vector<std::string>* errors, CollectorSpec* out) {
+  FieldReader f(file, "spec.metrics.collector.file", errors);
+  if (std::optional<std::string> path = f.String("path", true)) {
+    const bool escapes = path->empty() || path->front() == '/' || *path == ".." ||
+                         path->starts_with("../") || path->find("/../") != std::string::npos ||
+                         path->ends_with("/..");
+    if (escapes) {
+      f.Error("path", "must be a relative path inside the trial's directory, without '..', got \"" +
+                          *path + "\"");
+    }
+    out->file_path = *path;
+  }
+  out->file_format =
+      ParseEnum<CollectorFormat>(
+          f, "format", {{"TEXT", CollectorFormat::kText}, {"JSON", CollectorFormat::kJson}})
+          .value_or(CollectorFormat::kText);
+  f.Finish();
+}
+
+// A filter must compile and have two groups, the name and the value.
+void CheckFilter(FieldReader& c, const std::string& filter) {
+  try {
+    if (std::regex(filter, std::regex::ECMAScript).mark_count() < 2) {
+      c.Error("filter", "needs two groups, the name and the value, got \"" + filter + "\"");
+    }
+  } catch (const std::regex_error& e) {
+    c.Error("filter",
+            "is not a regular expression (" + std::string(e.what()) + "): \"" + filter + "\"");
+  }
+}
+
+// spec.metrics.collector: Katib's collector kinds, with a line format and how a line's resource
+// is found.
+void ParseCollector(const json& collector, std::vector<std::string>* errors, CollectorSpec* out) {
+  FieldReader c(collector, "spec.metrics.collector", errors);
+  out->kind = ParseEnum<CollectorKind>(c, "kind",
+                                       {{"Prometheus", CollectorKind::kPrometheus},
+                                        {"StdOut", CollectorKind::kStdOut},
+                                        {"File", CollectorKind::kFile}})
+                  .value_or(CollectorKind::kPrometheus);
+  if (std::optional<std::string> filter = c.String("filter", false)) {
+    CheckFilter(c, *filter);
+    out->filter = *filter;
+  }
+  out->resource_key = c.String("resourceKey", false).value_or("");
+  const json* file = c.Object("file", out->kind == CollectorKind::kFile);
+  if (file != nullptr && out->kind != CollectorKind::kFile) c.Error("file", "only with kind File");
+  if (file != nullptr) ParseCollectorFile(*file, errors, out);
+  if (out->kind == CollectorKind::kPrometheus) {
+    for (const char* key : {"filter", "resourceKey"}) {
+      if (collector.contains(key)) c.Error(key, "only with kind StdOut or File");
+    }
+  }
+  c.Finish();
+}
+
+const char* CollectorKindName(CollectorKind kind) {
+  switch (kind) {
+    case CollectorKind::kStdOut:
+      return "StdOut";
+    case CollectorKind::kFile:
+      return "File";
+    case CollectorKind::kPrometheus:
+      break;
+  }
+  return "Prometheus";
+}
+
+// Every `${trialParameters.NAME}` in `text` must name a parameter of the search space.
+void CheckPlaceholdersIn(const json& text, const std::string& path, const SweepSpec& spec,
+                         std::vector<std::string>* errors) {
+  if (!text.is_string()) return;
+  bool malformed = false;
+  for (const std::string& name : PlaceholderNames(text.get<std::string>(), &malformed)) {
+    const bool known = std::any_of(spec.search_space.begin(), spec.search_space.end(),
+                                   [&](const ParamSpec& p) { return p.name == name; });
+    if (!known) {
+      errors->push_back(path + ": ${trialParameters." + name +
+                        "} names no parameter of spec.searchSpace");
+    }
+  }
+  if (malformed) {
+    errors->push_back(path + ": a placeholder must read ${trialParameters.NAME}, got \"" +
+                      text.get<std::string>() + "\"");
+  }
+}
+
+// The template's first container, or nullptr where ParseContainer found none.
+const json* FirstContainer(const json& tmpl) {
+  if (!tmpl.is_object() || !tmpl.contains("spec") || !tmpl.at("spec").is_object()) return nullptr;
+  const json& pod = tmpl.at("spec");
+  if (!pod.contains("containers") || !pod.at("containers").is_array()) return nullptr;
+  const json& containers = pod.at("containers");
+  return !containers.empty() && containers[0].is_object() ? &containers[0] : nullptr;
+}
+
+// The items of the list at `key` of `object`, or none where it is no list.
+const json& ListAt(const json& object, const char* key) {
+  static const json kNone = json::array();
+  return object.contains(key) && object.at(key).is_array() ? object.at(key) : kNone;
+}
+
+// The placeholders of the template's first container: in command, args and env values.
+void CheckPlaceholders(const SweepSpec& spec, std::vector<std::string>* errors) {
+  const json* c = FirstContainer(spec.trial_template);
+  if (c == nullptr) return;
+  const std::string c_path = "spec.trial.template.spec.containers[0]";
+  for (const char* key : {"command", "args"}) {
+    const json& list = ListAt(*c, key);
+    for (size_t i = 0; i < list.size(); ++i) {
+      CheckPlaceholdersIn(list[i], c_path + "." + key + "[" + std::to_string(i) + "]", spec,
+                          errors);
+    }
+  }
+  const json& env = ListAt(*c, "env");
+  for (size_t i = 0; i < env.size(); ++i) {
+    if (!env[i].is_object() || !env[i].contains("value")) continue;
+    CheckPlaceholdersIn(env[i].at("value"), c_path + ".env[" + std::to_string(i) + "].value", spec,
+                        errors);
+  }
+}
+
 // Reads a non-empty list of distinct integers in [lowest, highest] at `key`.
 std::optional<std::vector<int>> IntegerList(FieldReader& f, const char* key, int lowest,
                                             int highest) {
@@ -471,9 +595,10 @@ bool ParseResource(const json& resource, std::vector<std::string>* errors, Sweep
   FieldReader r(resource, "spec.resource", errors);
   spec->resource_unit = r.String("unit", false).value_or("epochs");
   const std::string largest = "the largest resource a trial may train for";
-  std::optional<double> min = r.Positive("min", true, kMaxResource, largest);
+  // Without min (random and grid only, CheckAlgorithm), the one rung is max.
   std::optional<double> max = r.Positive("max", true, kMaxResource, largest);
-  if (min && max && *max <= *min) {
+  std::optional<double> min = r.Has("min") ? r.Positive("min", true, kMaxResource, largest) : max;
+  if (r.Has("min") && min && max && *max <= *min) {
     r.Error("max",
             "must be greater than spec.resource.min (" + ValueText(resource.at("min")) + ")");
   }
@@ -481,8 +606,8 @@ bool ParseResource(const json& resource, std::vector<std::string>* errors, Sweep
   spec->resource_max = max.value_or(1);
   std::optional<int64_t> eta = r.Integer("reductionFactor", false, 2, kMaxReductionFactor);
   if (eta) spec->reduction_factor = static_cast<int>(*eta);
-  const bool rungs_known = min && max && *min > 0 && *max > *min && *max <= kMaxResource &&
-                           (eta || !r.Has("reductionFactor"));
+  const bool rungs_known = min && max && *min > 0 && (*max > *min || !r.Has("min")) &&
+                           *max <= kMaxResource && (eta || !r.Has("reductionFactor"));
   r.Finish();
   return rungs_known;
 }
@@ -546,6 +671,9 @@ void CheckAlgorithm(bool rungs_known, std::vector<std::string>* errors, SweepSpe
 
 void ParseTrial(const json& trial, std::vector<std::string>* errors, SweepSpec* spec) {
   FieldReader t(trial, "spec.trial", errors);
+  if (std::optional<bool> checkpointing = t.Bool("checkpointing")) {
+    spec->checkpointing = *checkpointing;
+  }
   if (std::optional<int> gpus = CountField(t, "gpus", 0)) spec->trial_gpus = *gpus;
   if (std::optional<int> retries = CountField(t, "maxRetries", 0)) spec->max_retries = *retries;
   if (const json* tmpl = t.Object("template", true)) {
@@ -558,6 +686,9 @@ void ParseTrial(const json& trial, std::vector<std::string>* errors, SweepSpec* 
 
 void ParseMetrics(const json& metrics, std::vector<std::string>* errors, SweepSpec* spec) {
   FieldReader m(metrics, "spec.metrics", errors);
+  if (const json* collector = m.Object("collector", false)) {
+    ParseCollector(*collector, errors, &spec->collector);
+  }
   if (const json* prom = m.Object("prometheus", false)) {
     FieldReader p(*prom, "spec.metrics.prometheus", errors);
     spec->prometheus_url = p.String("url", true).value_or("");
@@ -574,6 +705,57 @@ void ParseThroughput(const json& throughput, std::vector<std::string>* errors, S
   ParseProbeSettings(throughput, errors, &spec->throughput);
   CheckCandidateCount(spec->throughput, errors);
   CheckProbedOrSearched(*spec, errors);
+}
+
+void CheckTrainerNeeds(const json& trial, std::vector<std::string>* errors, SweepSpec* spec) {
+  const bool wrapped = spec->collector.kind != CollectorKind::kPrometheus;
+  const std::string kind = CollectorKindName(spec->collector.kind);
+  if (!trial.contains("checkpointing")) spec->checkpointing = !wrapped;
+  if (!spec->checkpointing) {
+    const std::string why =
+        " needs a trainer that checkpoints, and spec.trial.checkpointing is false" +
+        std::string(trial.contains("checkpointing") ? ""
+                                                    : " (the default for collector " + kind + ")");
+    if (Population(spec->algorithm)) {
+      errors->push_back("spec.scheduler.algorithm: " + std::string(AlgorithmName(spec->algorithm)) +
+                        why);
+    } else if (EarlyStopping(spec->algorithm) && spec->mode == AshaMode::kPause) {
+      errors->push_back("spec.scheduler.mode: pause" + why);
+    }
+  }
+  if (wrapped && spec->throughput.enabled) {
+    errors->push_back(
+        "spec.throughput.enabled: the probe needs samples/s and the data-wait ratio, which only "
+        "a trainer serving the Prometheus contract reports, and spec.metrics.collector.kind is " +
+        kind);
+  }
+  if (wrapped && spec->container.command.empty()) {
+    errors->push_back(
+        "spec.trial.template.spec.containers[0].command: required with "
+        "spec.metrics.collector.kind " +
+        kind +
+        ": budgetsweep-collect runs it, and the image's ENTRYPOINT is unknown to "
+        "the operator");
+  }
+  CheckPlaceholders(*spec, errors);
+  std::vector<std::string> texts = spec->container.command;
+  texts.insert(texts.end(), spec->container.args.begin(), spec->container.args.end());
+  for (const auto& [name, value] : spec->container.env) texts.push_back(value);
+  if (spec->throughput.enabled && !PlacedNames(texts).empty()) {
+    errors->push_back(
+        "spec.throughput.enabled: probe runs get no trial parameters, and the template places "
+        "some itself (${trialParameters.NAME}); pass them as flags instead");
+  }
+}
+
+void CheckResourceMin(const json& resource, std::vector<std::string>* errors,
+                      const SweepSpec& spec) {
+  const bool full_runs = spec.algorithm == Algorithm::kRandom || spec.algorithm == Algorithm::kGrid;
+  if (!full_runs && !resource.contains("min")) {
+    errors->push_back("spec.resource.min: required with algorithm " +
+                      std::string(AlgorithmName(spec.algorithm)) +
+                      " (only random and grid, which run every trial to max, may leave it out)");
+  }
 }
 
 }  // namespace bsw

@@ -32,6 +32,11 @@ bool ParseResource(const nlohmann::json& resource, std::vector<std::string>* err
 void ParseScheduler(const nlohmann::json& scheduler, std::vector<std::string>* errors,
                     SweepSpec* spec);
 
+// spec.resource.min may be left out only by random and grid, which run every trial to max.
+// REQUIRES: spec.scheduler read.
+void CheckResourceMin(const nlohmann::json& resource, std::vector<std::string>* errors,
+                      const SweepSpec& spec);
+
 // spec.parallelism, spec.maxTrials and spec.maxFailedTrials, read from the spec's own fields.
 void ParseTrialCounts(FieldReader& spec_fields, SweepSpec* spec);
 
@@ -45,17 +50,24 @@ void ParseSearchSpace(const nlohmann::json& space, std::vector<std::string>* err
 // resource_min unless set); the others at most kMaxRungs rungs, counted when `rungs_known`.
 void CheckAlgorithm(bool rungs_known, std::vector<std::string>* errors, SweepSpec* spec);
 
-// spec.trial: trial_gpus, max_retries, trial_template, and from the template container and
-// grace_seconds.
+// spec.trial: trial_gpus, max_retries, checkpointing, trial_template, and from the template
+// container and grace_seconds.
 void ParseTrial(const nlohmann::json& trial, std::vector<std::string>* errors, SweepSpec* spec);
 
-// spec.metrics: prometheus_url and metrics_missing_timeout_seconds.
+// spec.metrics: collector, prometheus_url and metrics_missing_timeout_seconds.
 void ParseMetrics(const nlohmann::json& metrics, std::vector<std::string>* errors, SweepSpec* spec);
 
 // spec.throughput: the probe phase.
 // REQUIRES: spec.searchSpace read (a flag is probed or searched, not both).
 void ParseThroughput(const nlohmann::json& throughput, std::vector<std::string>* errors,
                      SweepSpec* spec);
+
+// The rules between the trainer and the rest, once trial, metrics and throughput are read:
+// spec.trial.checkpointing defaults to whether the collector is Prometheus; pause mode, pbt and
+// pb2 need a trainer that checkpoints, the probe one serving the contract, a wrapped trainer a
+// command; every ${trialParameters.NAME} names a parameter.
+void CheckTrainerNeeds(const nlohmann::json& trial, std::vector<std::string>* errors,
+                       SweepSpec* spec);
 
 }  // namespace bsw
 

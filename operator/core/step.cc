@@ -1,8 +1,10 @@
 #include "operator/core/step.h"
 
 #include <algorithm>
+#include <set>
 
 #include "base/overloaded.h"
+#include "operator/core/placeholders.h"
 #include "operator/core/read_error.h"
 #include "operator/core/sweep_status.h"
 #include "operator/core/trial_decisions.h"
@@ -57,9 +59,11 @@ Observed ObservedOf(const SweepModel& model, const Observation& observation,
   for (const auto& [name, m] : observation.metrics) observed.last_metrics[name] = m;
   for (const auto& [trial, error] : read_errors) observed.last_read_errors[trial] = error.message();
   observed.last_read_at = memory.last_read_at;
+  // Only reads that the trainer answered: a read that found nothing listening says nothing of
+  // where it stopped (it may have reached `until` and gone since the last answer).
   for (const auto& [name, m] : observation.metrics) observed.last_read_at[name] = observation.now;
   for (const auto& [name, error] : observation.read_errors) {
-    observed.last_read_at[name] = observation.now;
+    if (AnswerRefused(error)) observed.last_read_at[name] = observation.now;
   }
   return observed;
 }
@@ -82,12 +86,44 @@ SegmentSpec BaseSpec(const SweepModel& model, int segment, double until, double 
   return s;
 }
 
+// Fills the template's placeholders with the trial's values; a parameter placed so is not also
+// appended as a flag.
+void PlaceTrialParams(SegmentSpec* s) {
+  std::vector<std::string> texts = s->command;
+  for (const auto& [name, value] : s->env) texts.push_back(value);
+  const std::set<std::string> placed = PlacedNames(texts);
+  for (std::string& arg : s->command) arg = PlaceParams(arg, s->params);
+  for (auto& [name, value] : s->env) value = PlaceParams(value, s->params);
+  for (const auto& [name, value] : s->params) {
+    if (!placed.contains(name)) s->param_args.push_back("--" + name + "=" + value);
+  }
+}
+
+// budgetsweep-collect's options for a trainer whose metrics come from what it prints or writes;
+// none for one that serves them itself.
+std::vector<std::string> CollectorArgs(const SweepSpec& spec) {
+  const CollectorSpec& c = spec.collector;
+  if (c.kind == CollectorKind::kPrometheus) return {};
+  const bool file = c.kind == CollectorKind::kFile;
+  std::vector<std::string> args = {file ? "--source=file" : "--source=stdout",
+                                   "--objective=" + spec.objective_metric};
+  if (!c.resource_key.empty()) args.push_back("--resource-key=" + c.resource_key);
+  if (!c.filter.empty()) args.push_back("--filter=" + c.filter);
+  if (file) {
+    args.push_back("--path=" + c.file_path);
+    args.push_back(c.file_format == CollectorFormat::kJson ? "--format=json" : "--format=text");
+  }
+  return args;
+}
+
 // A trial gets the probe phase's choice after the template's args, and its parameters after that.
 SegmentSpec SpecOf(const SweepModel& model, const StartSegment& a) {
   SegmentSpec s = BaseSpec(model, a.segment, a.until, a.deadline);
   const Trial& t = model.trial(a.trial);
   s.trial = t.name;
   for (const auto& [name, value] : t.params) s.params.emplace_back(name, FormatParamValue(value));
+  PlaceTrialParams(&s);
+  s.collector_args = CollectorArgs(model.spec());
   if (model.throughput_decision()) s.extra_args = FlagArgs(model.throughput_decision()->trial_args);
   if (Population(model.spec().algorithm)) {
     s.snapshots = true;

@@ -43,7 +43,8 @@ struct PassMemory {
   // the status show them.
   std::map<std::string, TrialMetrics> last_metrics;
   std::map<std::string, Status> read_errors;
-  // When each running trial was last read, or a read of it was tried (the `now` of that pass).
+  // When each running trial last answered a read (with metrics, or with an answer the read
+  // refused): the `now` of that pass.
   std::map<std::string, double> last_read_at;
   // Starts the backend refused for good (InvalidArgument) while the controller carried out the
   // last step, by (trial or probe run name, segment): the controller adds them, and the next

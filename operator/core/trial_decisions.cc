@@ -169,21 +169,23 @@ SegmentEnd ExitedShort(const PlanInput& in, const Trial& t, const SegmentRecord&
   return {Reason::kExitedShort, message};
 }
 
-// How long before the pass that finds a segment ended this controller must have read its trial,
-// or tried to, for a short exit to count. Passes read running trials about every second; a longer
-// gap means the controller was away when the trial ended (down, failing over, or its passes failing
-// while the API server was), and what it read last says nothing of where the trial stopped.
+// How long before the pass that finds a segment ended its trainer must have answered a read of
+// this controller's for a short exit to count. Passes read running trials about every second; a
+// longer gap means the controller was away when the trial ended (down, failing over, or its passes
+// failing while the API server was), and what it read last says nothing of where the trial stopped.
 constexpr double kShortExitEvidenceSeconds = 10;
 
 // How a segment that exited 0 ended: as planned when it reported `until` or the sweep stopped it;
 // else ExitedShort when it was seen short of `until`, or MetricsMissing (at any resource).
 SegmentEnd SucceededEnd(const PlanInput& in, const Trial& t, const SegmentRecord& seg) {
   if (t.rung_values.contains(seg.until) || t.stop_requested) return {};
-  // A short exit needs evidence: this controller read the trial (or failed to) shortly before. A
-  // segment that ended while the controller was away was not seen to end, and what was read or
-  // journaled before says nothing of where it ended: it ends as below, as an unread one does.
+  // A short exit needs evidence: the segment's trainer answered a read of this controller's
+  // shortly before. A segment that ended while the controller was away, or before it ever
+  // answered, was not seen to end, and what was read or journaled before says nothing of where it
+  // ended: it ends as below, as an unread one does.
   auto read_at = in.observed.last_read_at.find(t.name);
   const bool watched = read_at != in.observed.last_read_at.end() &&
+                       read_at->second >= seg.launched_at &&
                        in.now - read_at->second <= kShortExitEvidenceSeconds;
   std::optional<double> reached = LastReported(in, t);
   if (watched && (!reached || *reached < seg.until)) {

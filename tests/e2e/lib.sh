@@ -125,3 +125,16 @@ assert dirs == len(launched) + probes, f"{dirs} directories for {len(launched)} 
 print(f"journal: {len(events)} events, {len(launched)} segments, {len(completed)} completed")
 PY
 }
+
+# Skips the test (exit 77) unless python $1 imports torch and Debian's Fashion-MNIST is there: the
+# Python examples' needs.
+require_torch_and_fashion_mnist() {
+  if ! "$1" -c 'import torch' 2>/dev/null; then
+    echo "SKIP: $1 cannot import torch (apt-get install python3-torch)"
+    exit 77
+  fi
+  if [ ! -e /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ]; then
+    echo "SKIP: no Fashion-MNIST in /usr/share/datasets/fashion-mnist (apt-get install dataset-fashion-mnist)"
+    exit 77
+  fi
+}

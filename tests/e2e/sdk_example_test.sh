@@ -7,16 +7,8 @@
 source "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PY=${BSW_SDK_PYTHON:-/usr/bin/python3}
-DATA=/usr/share/datasets/fashion-mnist
 
-if ! "$PY" -c 'import torch' 2>/dev/null; then
-  echo "SKIP: $PY cannot import torch (apt-get install python3-torch)"
-  exit 77
-fi
-if [ ! -e "$DATA/train-images-idx3-ubyte.gz" ]; then
-  echo "SKIP: no Fashion-MNIST in $DATA (apt-get install dataset-fashion-mnist)"
-  exit 77
-fi
+require_torch_and_fashion_mnist "$PY"
 
 # By hand, with no budgetsweep around, the script trains to its own default and exits 0.
 PYTHONPATH="$ROOT/sdk/python" "$PY" "$ROOT/examples/byo/sdk/train.py" --train-limit=500 \

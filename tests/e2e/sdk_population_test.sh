@@ -8,14 +8,7 @@ source "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PY=${BSW_SDK_PYTHON:-/usr/bin/python3}
 
-if ! "$PY" -c 'import torch' 2>/dev/null; then
-  echo "SKIP: $PY cannot import torch (apt-get install python3-torch)"
-  exit 77
-fi
-if [ ! -e /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ]; then
-  echo "SKIP: no Fashion-MNIST (apt-get install dataset-fashion-mnist)"
-  exit 77
-fi
+require_torch_and_fashion_mnist "$PY"
 
 # The example's sweep as pbt, without the probe, with absolute paths.
 python3 - "$ROOT" "$PY" "$ROOT/examples/byo/sdk/sweep.yaml" >"$WORK/sweep.yaml" <<'PY'

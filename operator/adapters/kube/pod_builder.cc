@@ -7,6 +7,7 @@
 
 #include "contract/trainer_contract.h"
 #include "operator/core/api.h"
+#include "operator/core/placeholders.h"
 #include "operator/ports/trial_contract.h"
 
 namespace bsw::kube {
@@ -103,12 +104,19 @@ Json PodMetadata(const PodBackendOptions& options, const SegmentSpec& spec,
   return metadata;
 }
 
-// The template's args, then the probe phase's flags, then one `--name=value` per parameter.
+// The template's command and args with its placeholders filled in, then the probe phase's flags,
+// then `--name=value` for each parameter the template does not place.
 void AppendTrainerArgs(const SegmentSpec& spec, Json& container) {
+  for (const char* key : {"command", "args"}) {
+    if (!container.contains(key) || !container[key].is_array()) continue;
+    for (Json& text : container[key]) {
+      if (text.is_string()) text = PlaceParams(text.get<std::string>(), spec.params);
+    }
+  }
   Json& args = container["args"];
   if (!args.is_array()) args = Json::array();
   for (const std::string& arg : spec.extra_args) args.push_back(arg);
-  for (const auto& [param, value] : spec.params) args.push_back("--" + param + "=" + value);
+  for (const std::string& arg : spec.param_args) args.push_back(arg);
 }
 
 // The template's env, then the segment's, then the trial contract's, each replacing the one

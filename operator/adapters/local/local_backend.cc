@@ -83,6 +83,7 @@ std::vector<std::string> TrainerEnvironment(const SegmentSpec& spec, const fs::p
     env[name] = value;
   }
   env[kEnvMetricsHost] = "127.0.0.1";
+  env[kEnvTrialDir] = (trials_dir / spec.trial).string();
   if (!gpus.empty()) {
     std::string devices;
     for (int gpu : gpus) devices += (devices.empty() ? "" : ",") + std::to_string(gpu);
@@ -329,7 +330,13 @@ LaunchRecord LaunchOf(const SegmentSpec& spec, const std::vector<int>& gpus, int
   launch.segment = spec.segment;
   launch.argv = spec.command;
   launch.argv.insert(launch.argv.end(), spec.extra_args.begin(), spec.extra_args.end());
-  for (const auto& [name, value] : spec.params) launch.argv.push_back("--" + name + "=" + value);
+  launch.argv.insert(launch.argv.end(), spec.param_args.begin(), spec.param_args.end());
+  if (!spec.collector_args.empty()) {
+    std::vector<std::string> wrapped = {options.collect_program};
+    wrapped.insert(wrapped.end(), spec.collector_args.begin(), spec.collector_args.end());
+    wrapped.push_back("--");
+    launch.argv.insert(launch.argv.begin(), wrapped.begin(), wrapped.end());
+  }
   launch.env = TrainerEnvironment(spec, options.state_dir / "trials", port, options, gpus);
   launch.umask = options.trial_umask;
   launch.grace_seconds = spec.grace_seconds;

@@ -27,6 +27,9 @@ struct LocalBackendOptions {
   // The argv prefix that runs RunSupervisor (see supervisor.h); the segment dir is appended.
   // E.g. {"/usr/local/bin/budgetsweep-supervise"}.
   std::vector<std::string> supervisor_command;
+  // budgetsweep-collect, which runs a trainer whose metrics come from what it prints or writes
+  // (SegmentSpec::collector_args).
+  std::string collect_program;
   // GPUs to hand out through CUDA_VISIBLE_DEVICES; usually DetectGpuCount(). With 0, segments
   // run without CUDA_VISIBLE_DEVICES whatever they request.
   int gpu_count = 0;

@@ -18,6 +18,9 @@ ENV_MAX_RESOURCE = "BUDGETSWEEP_MAX_RESOURCE"  # the length of the learning-rate
 ENV_CHECKPOINT_DIR = "BUDGETSWEEP_CHECKPOINT_DIR"
 ENV_METRICS_HOST = "BUDGETSWEEP_METRICS_HOST"  # set by the backend, not by TrialContractEnv
 ENV_METRICS_PORT = "BUDGETSWEEP_METRICS_PORT"
+# The trial's own directory, where a File collector's path lies (spec.metrics.collector): the
+# backends set it beside the contract, for budgetsweep-collect.
+ENV_TRIAL_DIR = "BUDGETSWEEP_TRIAL_DIR"
 # pbt and pb2 only.
 ENV_SNAPSHOTS = "BUDGETSWEEP_SNAPSHOTS"  # "1": keep a snapshot of the checkpoint at UNTIL
 ENV_MUTABLE = "BUDGETSWEEP_MUTABLE"  # the flags that may differ from a snapshot's, comma-separated

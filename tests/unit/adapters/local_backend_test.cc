@@ -165,6 +165,7 @@ TEST_F(LocalBackendTest, DeliversTheEnvContractAndParameters) {
   SegmentSpec spec = Spec("t-env", 9, {"--dump-env-to=" + dump.string()});
   spec.until_resource = 1;
   spec.params = {{"lr", "0.003"}, {"batch-size", "128"}, {"optimizer", "adamw"}};
+  spec.param_args = {"--lr=0.003", "--batch-size=128", "--optimizer=adamw"};
   spec.env = {{"EXTRA", "x"}};
   ASSERT_TRUE(backend_->Start(spec).ok());
   SegmentStatus done = WaitFinished("t-env");

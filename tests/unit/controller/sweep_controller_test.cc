@@ -105,6 +105,42 @@ TEST_F(SweepControllerTest, FirstPass_JournalsEachLaunchBeforeStartingIt) {
   EXPECT_EQ(controller.model().trial_count(), spec_.parallelism);
 }
 
+TEST_F(SweepControllerTest, APrintingTrainerRunsUnderTheCollectorWithItsParametersPlaced) {
+  nlohmann::json j = testing::ValidSweepJson();
+  nlohmann::json& container = j["spec"]["trial"]["template"]["spec"]["containers"][0];
+  container["command"] = {"python3", "train.py"};
+  container["args"] = {"--learning-rate=${trialParameters.lr}"};
+  container["env"] = {{{"name", "BATCH"}, {"value", "${trialParameters.batch-size}"}}};
+  j["spec"]["metrics"]["collector"] = {{"kind", "StdOut"}, {"resourceKey", "epoch"}};
+  spec_ = ParseSweep(j).value();
+  SweepController controller(spec_, &backend_, &metrics_, &log_, &clock_);
+  ASSERT_TRUE(controller.Recover().ok());
+  std::vector<SegmentSpec> started;
+  EXPECT_CALL(backend_, Start(_)).WillRepeatedly(Invoke([&](const SegmentSpec& s) {
+    started.push_back(s);
+    return OkStatus();
+  }));
+  ASSERT_TRUE(controller.Pass().ok());
+  ASSERT_FALSE(started.empty());
+  const SegmentSpec& s = started.front();
+  std::string lr, batch;
+  for (const auto& [name, value] : s.params) {
+    if (name == "lr") lr = value;
+    if (name == "batch-size") batch = value;
+  }
+  ASSERT_FALSE(lr.empty());
+  EXPECT_EQ(s.command, (std::vector<std::string>{"python3", "train.py", "--learning-rate=" + lr}));
+  EXPECT_EQ(s.env, (std::vector<std::pair<std::string, std::string>>{{"BATCH", batch}}));
+  // Only the parameters the template does not place are appended.
+  for (const std::string& arg : s.param_args) {
+    EXPECT_FALSE(arg.starts_with("--lr=") || arg.starts_with("--batch-size=")) << arg;
+  }
+  EXPECT_EQ(s.param_args.size(), s.params.size() - 2);
+  EXPECT_EQ(s.collector_args,
+            (std::vector<std::string>{"--source=stdout", "--objective=" + spec_.objective_metric,
+                                      "--resource-key=epoch"}));
+}
+
 TEST_F(SweepControllerTest, RungCutoff_StopIsAskedOncePerControllerRun) {
   SweepController controller(spec_, &backend_, &metrics_, &log_, &clock_);
   ASSERT_TRUE(controller.Recover().ok());
@@ -405,6 +441,31 @@ TEST_F(SweepControllerTest, JournalDown_ATrialLastReadLongBeforeItsEndWasFoundIs
   const Trial& t = controller.model().trial(0);
   EXPECT_NE(t.phase, TrialPhase::kFailed) << t.reason << ": " << t.message;
   EXPECT_NE(t.reason, "ExitedShort");
+}
+
+TEST_F(SweepControllerTest, ATrainerThatNeverAnsweredIsNoShortExitButOneThatDidIs) {
+  SweepController controller(spec_, &backend_, &metrics_, &log_, &clock_);
+  ASSERT_TRUE(controller.Recover().ok());
+  ASSERT_TRUE(controller.Pass().ok());
+  // Every pass finds nothing listening at t0000's endpoint (it lingered less than a pass apart,
+  // or was busy starting up): it may have reached its `until` and gone. t0001 answers once.
+  values_ = {{"fmnist-cnn-t0001", 0.9}};
+  clock_.Advance(1);
+  ASSERT_TRUE(controller.Pass().ok());
+  values_.clear();
+  clock_.Advance(1);
+  ASSERT_TRUE(controller.Pass().ok());
+  for (int i : {0, 1}) {
+    segments_[i].state = SegmentState::kSucceeded;
+    segments_[i].exit_code = 0;
+    segments_[i].finished_unix_seconds = clock_.NowUnixSeconds();
+  }
+  clock_.Advance(1);
+  ASSERT_TRUE(controller.Pass().ok());
+  const Trial& unseen = controller.model().trial(0);
+  EXPECT_EQ(unseen.reason, "MetricsMissing") << unseen.message;
+  const Trial& seen = controller.model().trial(1);
+  EXPECT_EQ(seen.reason, "ExitedShort") << seen.message;
 }
 
 TEST_F(SweepControllerTest, Done_OnlyOnceFinishedAndEverySegmentEnded) {

@@ -82,6 +82,45 @@ TEST(ParseSweep, AcceptsHyperbandInEitherModeWithEitherSampler) {
   EXPECT_FALSE(EarlyStopping(Algorithm::kGrid));
 }
 
+TEST(ParseSweep, ReadsACollectorWithCheckpointingOffByDefaultForAPrintingTrainer) {
+  json j = ValidSweepJson();
+  StatusOr<SweepSpec> prometheus = ParseSweep(j);
+  ASSERT_TRUE(prometheus.ok()) << prometheus.status().message();
+  EXPECT_EQ(prometheus->collector.kind, CollectorKind::kPrometheus);
+  EXPECT_TRUE(prometheus->checkpointing);
+
+  j["spec"]["metrics"]["collector"] = {
+      {"kind", "File"},
+      {"filter", "(\\w+):\\s*(\\S+)"},
+      {"resourceKey", "epoch"},
+      {"file", {{"path", "logs/metrics.jsonl"}, {"format", "JSON"}}}};
+  StatusOr<SweepSpec> file = ParseSweep(j);
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  EXPECT_EQ(file->collector.kind, CollectorKind::kFile);
+  EXPECT_EQ(file->collector.filter, "(\\w+):\\s*(\\S+)");
+  EXPECT_EQ(file->collector.resource_key, "epoch");
+  EXPECT_EQ(file->collector.file_path, "logs/metrics.jsonl");
+  EXPECT_EQ(file->collector.file_format, CollectorFormat::kJson);
+  EXPECT_FALSE(file->checkpointing);
+
+  // A printing trainer that does checkpoint (the SDK's) may pause.
+  j["spec"]["trial"]["checkpointing"] = true;
+  j["spec"]["scheduler"]["mode"] = "pause";
+  StatusOr<SweepSpec> pausing = ParseSweep(j);
+  ASSERT_TRUE(pausing.ok()) << pausing.status().message();
+  EXPECT_TRUE(pausing->checkpointing);
+}
+
+TEST(ParseSweep, RandomAndGridMayLeaveResourceMinOut) {
+  json j = ValidSweepJson();
+  j["spec"]["scheduler"]["algorithm"] = "random";
+  j["spec"]["resource"] = {{"unit", "reports"}, {"max", 1}};
+  StatusOr<SweepSpec> spec = ParseSweep(j);
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  EXPECT_EQ(spec->resource_min, 1);
+  EXPECT_EQ(spec->resource_max, 1);
+}
+
 TEST(ParseSweep, ThroughputIsOffByDefaultWithTheIssuesDefaults) {
   StatusOr<SweepSpec> spec = ParseSweep(ValidSweepJson());
   ASSERT_TRUE(spec.ok()) << spec.status().message();
@@ -339,6 +378,96 @@ INSTANTIATE_TEST_SUITE_P(
                  "spec.trial.template.spec.containers: must list at least one container"},
         BadInput{"NegativeGpus", [](json& j) { j["spec"]["trial"]["gpus"] = -1; },
                  "spec.trial.gpus: must be between 0 and 10000000, got -1"},
+        BadInput{"CollectorKindUnknown",
+                 [](json& j) { j["spec"]["metrics"]["collector"] = {{"kind", "Stdout"}}; },
+                 "spec.metrics.collector.kind: must be one of Prometheus, StdOut, File, got "
+                 "\"Stdout\""},
+        BadInput{"FileCollectorWithoutFile",
+                 [](json& j) { j["spec"]["metrics"]["collector"] = {{"kind", "File"}}; },
+                 "spec.metrics.collector.file: required"},
+        BadInput{"FileCollectorPathOutsideTheTrialDirectory",
+                 [](json& j) {
+                   j["spec"]["metrics"]["collector"] = {
+                       {"kind", "File"}, {"file", {{"path", "../other-trial/metrics.log"}}}};
+                 },
+                 "spec.metrics.collector.file.path: must be a relative path inside the trial's "
+                 "directory, without '..'"},
+        BadInput{"FileCollectorAbsolutePath",
+                 [](json& j) {
+                   j["spec"]["metrics"]["collector"] = {
+                       {"kind", "File"}, {"file", {{"path", "/var/log/katib/metrics.log"}}}};
+                 },
+                 "spec.metrics.collector.file.path: must be a relative path"},
+        BadInput{"FileWithStdOutCollector",
+                 [](json& j) {
+                   j["spec"]["metrics"]["collector"] = {{"kind", "StdOut"},
+                                                        {"file", {{"path", "m.log"}}}};
+                 },
+                 "spec.metrics.collector.file: only with kind File"},
+        BadInput{"FilterThatIsNoRegex",
+                 [](json& j) {
+                   j["spec"]["metrics"]["collector"] = {{"kind", "StdOut"}, {"filter", "(a=(b"}};
+                 },
+                 "spec.metrics.collector.filter: is not a regular expression"},
+        BadInput{"FilterWithOneGroup",
+                 [](json& j) {
+                   j["spec"]["metrics"]["collector"] = {{"kind", "StdOut"}, {"filter", "acc=(\\d+)"}};
+                 },
+                 "spec.metrics.collector.filter: needs two groups, the name and the value"},
+        BadInput{"FilterWithThePrometheusCollector",
+                 [](json& j) { j["spec"]["metrics"]["collector"] = {{"filter", "(\\w+)=(\\S+)"}}; },
+                 "spec.metrics.collector.filter: only with kind StdOut or File"},
+        BadInput{"PauseModeWithAPrintingTrainer",
+                 [](json& j) {
+                   j["spec"]["metrics"]["collector"] = {{"kind", "StdOut"}};
+                   j["spec"]["scheduler"]["mode"] = "pause";
+                 },
+                 "spec.scheduler.mode: pause needs a trainer that checkpoints, and "
+                 "spec.trial.checkpointing is false (the default for collector StdOut)"},
+        BadInput{"PauseModeWithoutCheckpointing",
+                 [](json& j) {
+                   j["spec"]["trial"]["checkpointing"] = false;
+                   j["spec"]["scheduler"]["mode"] = "pause";
+                 },
+                 "spec.scheduler.mode: pause needs a trainer that checkpoints, and "
+                 "spec.trial.checkpointing is false"},
+        BadInput{"ProbeWithAPrintingTrainer",
+                 [](json& j) {
+                   j["spec"]["metrics"]["collector"] = {{"kind", "StdOut"}};
+                   j["spec"]["throughput"] = {{"enabled", true}};
+                 },
+                 "spec.throughput.enabled: the probe needs samples/s and the data-wait ratio"},
+        BadInput{"PrintingTrainerWithoutACommand",
+                 [](json& j) {
+                   j["spec"]["metrics"]["collector"] = {{"kind", "StdOut"}};
+                   j["spec"]["trial"]["template"]["spec"]["containers"][0].erase("command");
+                 },
+                 "spec.trial.template.spec.containers[0].command: required with "
+                 "spec.metrics.collector.kind StdOut"},
+        BadInput{"UnknownPlaceholder",
+                 [](json& j) {
+                   j["spec"]["trial"]["template"]["spec"]["containers"][0]["args"] = {
+                       "--dataset=fashion-mnist", "--learning-rate=${trialParameters.learningRate}"};
+                 },
+                 "spec.trial.template.spec.containers[0].args[1]: "
+                 "${trialParameters.learningRate} names no parameter of spec.searchSpace"},
+        BadInput{"UnclosedPlaceholder",
+                 [](json& j) {
+                   j["spec"]["trial"]["template"]["spec"]["containers"][0]["env"] = {
+                       {{"name", "LR"}, {"value", "${trialParameters.lr"}}};
+                 },
+                 "spec.trial.template.spec.containers[0].env[0].value: a placeholder must read "
+                 "${trialParameters.NAME}"},
+        BadInput{"ProbeWithPlaceholders",
+                 [](json& j) {
+                   j["spec"]["trial"]["template"]["spec"]["containers"][0]["args"] = {
+                       "--lr=${trialParameters.lr}"};
+                   j["spec"]["throughput"] = {{"enabled", true}};
+                 },
+                 "spec.throughput.enabled: probe runs get no trial parameters"},
+        BadInput{"AshaWithoutResourceMin",
+                 [](json& j) { j["spec"]["resource"].erase("min"); },
+                 "spec.resource.min: required with algorithm asha (only random and grid"},
         BadInput{"MissingTimeoutZero",
                  [](json& j) {
                    j["spec"]["metrics"] = {{"missingTimeoutSeconds", 0}};

@@ -289,13 +289,16 @@ class CaseBuilder {
     }
     std::set<std::string> required;
     for (const json& key : schema.value("required", json::array())) required.insert(key);
-    const std::set<std::string> required_by_rule = RequiredInSomeCases(schema);
+    // A rule may require a field below the object it sits on (".resource.min" on spec).
+    for (const std::string& key : RequiredInSomeCases(schema)) {
+      required_by_rule_.insert(Dotted(path) + "." + key);
+    }
     for (const auto& [key, field_schema] : properties.items()) {
       if (!value.contains(key)) continue;
       const Path child = Child(path, key);
       if (required.contains(key)) {
         AddWithout("without a required field", child, true);
-      } else if (!required_by_rule.contains(key)) {
+      } else if (!required_by_rule_.contains(Dotted(child))) {
         AddWithout("without an optional field", child, false);
       }
       Walk(field_schema, child);
@@ -343,6 +346,8 @@ class CaseBuilder {
 
   json base_;
   std::vector<Case> cases_;
+  // The dotted paths of fields a CEL rule requires only in some cases.
+  std::set<std::string> required_by_rule_;
 };
 
 json LoadCrd(const std::string& path) {

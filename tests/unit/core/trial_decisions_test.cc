@@ -157,6 +157,12 @@ TEST_F(ExitZero, ASegmentThatEndedUnseenIsNoShortExit) {
   // while the API server was away, or it was down), it ended unseen again.
   observed.last_read_at[t.name] = 489;
   EXPECT_EQ(EndOf(in, t, seg, st).reason, Reason::kMetricsMissing);
+  // An answer from before this segment launched (its trial's last segment) says nothing of it.
+  seg.launched_at = 496;
+  observed.last_read_at[t.name] = 495;
+  EXPECT_EQ(EndOf(in, t, seg, st).reason, Reason::kMetricsMissing);
+  observed.last_read_at[t.name] = 496;
+  EXPECT_EQ(EndOf(in, t, seg, st).reason, Reason::kExitedShort);
 }
 
 TEST(SegmentEndEvent, KeepsTheTrainersOutputOnlyWhenTheTrainerFailed) {

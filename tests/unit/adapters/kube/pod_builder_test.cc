@@ -84,6 +84,7 @@ const std::vector<BuildRow>& BuildRows() {
        [](PodBackendOptions&, SegmentSpec& spec) {
          spec.extra_args = {"--workers=4"};
          spec.params = {{"lr", "0.1"}, {"layers", "3"}};
+         spec.param_args = {"--lr=0.1", "--layers=3"};
        },
        "",
        {{"/spec/containers/0/args", Json({"--base", "--workers=4", "--lr=0.1", "--layers=3"})}}},

@@ -607,6 +607,10 @@ int main(int argc, char** argv) {
       ->add_option("--checkpoint-dir", op.checkpoint_dir,
                    "Trial checkpoints go to <dir>/<trial> inside trial pods")
       ->capture_default_str();
+  operator_cmd->add_option(
+      "--collect-image", op.collect_image,
+      "Image with /usr/local/bin/budgetsweep-collect (the operator's own), for sweeps whose "
+      "trainers print their values (spec.metrics.collector StdOut or File)");
 
   try {
     app.parse(argc, argv);

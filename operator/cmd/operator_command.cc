@@ -281,6 +281,7 @@ Status Reconcile(const OperatorOptions& options, kube::Client& client, const Clo
   reconciler_options.resync_seconds = options.resync_seconds;
   reconciler_options.metrics_port = options.trial_metrics_port;
   reconciler_options.checkpoint_dir = options.checkpoint_dir;
+  reconciler_options.collect_image = options.collect_image;
   reconciler_options.creator_reviewer = creator_reviewer;
   SweepReconciler reconciler(client, clock, reconciler_options, std::move(hooks));
   if (Status s = reconciler.Start(); !s.ok()) return s;

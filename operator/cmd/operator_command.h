@@ -26,6 +26,7 @@ struct OperatorOptions {
   double resync_seconds = 0.5;
   int trial_metrics_port = 9400;
   std::string checkpoint_dir = "/checkpoints";
+  std::string collect_image;  // PodBackendOptions::collect_image
 };
 
 // Runs the operator until SIGTERM or SIGINT. Logs are JSON, one object per line on stderr.

@@ -24,6 +24,10 @@ constexpr int kPollMilliseconds = 50;
 constexpr auto kTailInterval = std::chrono::milliseconds(100);
 // The time a scrape's answer is given to go out before the collector exits.
 constexpr auto kAnswerTime = std::chrono::milliseconds(200);
+// The least time the last values are served after the command exits, scraped or not: a reader
+// may act on an answer a while after it got it (the operator's takes it on its next pass), and it
+// must not find the trial ended before then.
+constexpr auto kMinLinger = std::chrono::seconds(1);
 constexpr size_t kReadChunkBytes = 64 * 1024;
 constexpr size_t kTailChunkBytes = 1024 * 1024;
 // Bound the last reads of the pipes and the file after the command ended (a process it left behind
@@ -230,9 +234,9 @@ void Collector::PublishIfChanged() {
 bool Collector::Done(Clock::time_point now) const {
   if (running_) return false;
   if (!server_ || signaled_after_exit_) return true;
+  if (now - exited_at_ >= std::chrono::duration<double>(options_.grace_seconds)) return true;
   std::optional<Clock::time_point> scraped = server_->ScrapeOfLatest();
-  if (scraped && now >= *scraped + kAnswerTime) return true;
-  return now - exited_at_ >= std::chrono::duration<double>(options_.grace_seconds);
+  return now - exited_at_ >= kMinLinger && scraped && now >= *scraped + kAnswerTime;
 }
 
 void Collector::NoteWhatWasNotRead() const {

@@ -5,8 +5,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "contract/trainer_contract.h"
@@ -33,10 +35,34 @@ std::string RealTrialDir(const std::string& trial_dir, std::string* error) {
   return real;
 }
 
+// --install=DIR: copies this program into DIR as budgetsweep-collect, executable by all. On a
+// cluster an init container does so into an emptyDir the trainer's container then runs it from.
+int Install(const std::string& dir) {
+  namespace fs = std::filesystem;
+  const fs::path target = fs::path(dir) / "budgetsweep-collect";
+  std::error_code ec;
+  fs::copy_file("/proc/self/exe", target, fs::copy_options::overwrite_existing, ec);
+  if (!ec) {
+    fs::permissions(target,
+                    fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                        fs::perms::others_read | fs::perms::others_exec,
+                    ec);
+  }
+  if (ec) {
+    std::fprintf(stderr, "budgetsweep-collect: --install=%s: %s\n", dir.c_str(),
+                 ec.message().c_str());
+    return bsw::kExitInternal;
+  }
+  return bsw::kExitOk;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace bsw::collect;
+  if (argc == 2 && std::string_view(argv[1]).starts_with(kInstallOption)) {
+    return Install(argv[1] + std::strlen(kInstallOption));
+  }
   auto options = ParseCommandLine(std::vector<std::string>(argv + 1, argv + argc));
   if (!options.value && options.error.empty()) {
     std::fputs(kUsage, stdout);
@@ -64,6 +90,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "budgetsweep-collect: serving metrics on %s:%u\n",
                  env.value->metrics_host.c_str(), static_cast<unsigned>(server->port()));
   }
+  // The command serves nothing itself: the port is this program's (an SDK script run so would
+  // otherwise try to bind it too).
+  unsetenv(bsw::kEnvMetricsPort);
+  unsetenv(bsw::kEnvMetricsHost);
   Collector collector(std::move(*options.value), std::move(*env.value), std::move(*parser),
                       std::move(server), std::move(tail));
   return collector.Run();

@@ -13,8 +13,11 @@
 
 namespace bsw::collect {
 
+inline constexpr char kInstallOption[] = "--install=";
+
 inline constexpr char kUsage[] =
     "usage: budgetsweep-collect [OPTIONS] -- COMMAND [ARGS...]\n"
+    "   or: budgetsweep-collect --install=DIR    copy this program into DIR\n"
     "Runs COMMAND and serves the values it prints as the trainer contract's metrics.\n"
     "  --objective=NAME          the objective metric's name (required)\n"
     "  --source=stdout|file      parse the command's stdout and stderr, or tail --path "

@@ -25,6 +25,9 @@
 #   6. Prometheus stopped for 2 minutes mid-sweep (a sweep of curve-trainer pods): no trial is
 #      stopped for lack of data, values from after the outage are recorded, and the budget still
 #      holds;
+#   6b. a sweep whose curve-trainer pods only print their values (spec.metrics.collector StdOut):
+#      budgetsweep-collect, copied from the operator's image by an init container, serves them;
+#      the values are recorded from Prometheus, the budget holds and no pod is left;
 #   7. `helm uninstall` leaves no operator object behind (the CRDs stay, as Helm does).
 # Without KUBECONFIG it skips (exit 77).
 set -euo pipefail
@@ -319,6 +322,47 @@ reached=$(field outage '.status.rungs[1].reached')
 used=$(field outage .status.budget.used)
 python3 -c "import sys; u = float('${used:-nan}'); sys.exit(0 if 0 < u <= 0.2 else 1)" &&
   pass "budget held through the outage: used $used <= 0.2 GPU-h" || fail "budget used '$used' (want 0 < used <= 0.2)"
+
+# ---- 6b. a trainer that only prints its values (spec.metrics.collector StdOut) -------------------
+# The curve-trainer's own lines ("epoch 3/9 validation_accuracy=0.71 ...") read by
+# budgetsweep-collect, which an init container copies into the pod from the operator's image; the
+# operator decides from Prometheus, which scrapes the wrapper as it would any trainer. The learning
+# rate is placed by a Katib placeholder, not appended.
+curve_sweep printed "  budget: {gpuHours: 0.05}
+  scheduler: {algorithm: asha, mode: stop, seed: 7}
+  parallelism: 2
+  maxTrials: 4
+  searchSpace:
+    lr: {type: logUniform, min: 1.0e-3, max: 1.0e-2}
+  metrics:
+    prometheus: {url: \"$PROM_URL\"}
+    collector: {kind: StdOut}" '"--seconds-per-epoch=3", "--lr=${trialParameters.lr}"' \
+  "            command: [/usr/local/bin/curve-trainer]
+            resources: {requests: {cpu: 100m, memory: 64Mi}}" | k apply -f - >/dev/null
+phase=$(wait_ended printed 300)
+[[ $phase == Completed || $phase == BudgetExhausted ]] &&
+  pass "the printing trainer's sweep ended: $phase" || fail "sweep printed did not end (phase '$phase')"
+if k -n "$NS" get bswt -l budgetsweep.dev/sweep=printed -o json | python3 -c '
+import json, sys
+items = json.load(sys.stdin)["items"]
+values = [e for i in items for e in i["status"]["events"] if e["event"] == "ValueRecorded"]
+charged = sum((e["finished"] - e["started"]) * e["devices"] for i in items
+              for e in i["status"]["events"] if e["event"] == "SegmentEnded")
+assert len(values) >= 4, values
+assert all(0 < e["value"] < 1 for e in values), values
+print("%d values recorded from printed lines, %.0f device-seconds charged" % (len(values), charged))
+'; then pass "values printed by the trainer were recorded (above)"; else fail "printed values"; fi
+used=$(field printed .status.budget.used)
+python3 -c "import sys; u = float('${used:-nan}'); sys.exit(0 if 0 < u <= 0.05 else 1)" &&
+  pass "budget held: used $used <= 0.05 GPU-h" || fail "budget used '$used' (want 0 < used <= 0.05)"
+left=""
+for _ in $(seq 1 60); do
+  left=$(k -n "$NS" get pods -l budgetsweep.dev/sweep=printed -o name 2>/dev/null)
+  [ -z "$left" ] && break
+  sleep 1
+done
+[ -z "$left" ] && pass "every pod of the printing trainer's sweep was released" ||
+  fail "pods left: $left"
 
 # ---- 7. helm uninstall --------------------------------------------------------------------------
 "$HELM" uninstall "$REL" -n "$NS" --wait --timeout 120s >/dev/null

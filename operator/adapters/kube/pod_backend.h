@@ -48,6 +48,11 @@ struct PodBackendOptions {
   // BUDGETSWEEP_CHECKPOINT_DIR is <checkpoint_dir>/<trial>, shared by the segments of a trial.
   // Only the environment variable for now: mounting a volume there is the template's business.
   std::string checkpoint_dir = "/checkpoints";
+  // The image budgetsweep-collect is copied from (the operator's own), for a segment whose
+  // metrics come from what its trainer prints or writes (SegmentSpec::collector_args): an init
+  // container copies the program into an emptyDir, and the trainer's container runs its command
+  // under it. Empty: such a segment is refused.
+  std::string collect_image;
   // Gives the creation time deadlines are counted from; must outlive the backend.
   // Default: SystemClock::Get().
   const Clock* clock = nullptr;

@@ -170,6 +170,48 @@ void RestrictPod(Json& pod_spec) {
   }
 }
 
+// Where a wrapped trainer's pod holds budgetsweep-collect and the trial's own directory
+// (BUDGETSWEEP_TRIAL_DIR, where a File collector's path lies): two emptyDir volumes.
+constexpr char kCollectVolume[] = "budgetsweep-collect";
+constexpr char kCollectDir[] = "/budgetsweep/bin";
+constexpr char kTrialDirVolume[] = "budgetsweep-trial";
+constexpr char kTrialDir[] = "/budgetsweep/trial";
+
+void AddVolumeMount(Json& container, const char* volume, const char* path, bool read_only) {
+  Json& mounts = container["volumeMounts"];
+  if (!mounts.is_array()) mounts = Json::array();
+  mounts.push_back(Json{{"name", volume}, {"mountPath", path}, {"readOnly", read_only}});
+}
+
+// Runs the trainer's command under budgetsweep-collect, copied from the operator's image by an
+// init container (the command must be the template's own: the image's ENTRYPOINT is unknown here,
+// so validation refuses a wrapped template without one).
+void WrapInCollector(const PodBackendOptions& options, const SegmentSpec& spec, Json& pod_spec) {
+  Json& volumes = pod_spec["volumes"];
+  if (!volumes.is_array()) volumes = Json::array();
+  for (const char* volume : {kCollectVolume, kTrialDirVolume}) {
+    volumes.push_back(Json{{"name", volume}, {"emptyDir", Json::object()}});
+  }
+  Json install = {{"name", "budgetsweep-collect-install"},
+                  {"image", options.collect_image},
+                  {"command", Json::array({"/usr/local/bin/budgetsweep-collect",
+                                           std::string("--install=") + kCollectDir})}};
+  AddVolumeMount(install, kCollectVolume, kCollectDir, false);
+  Json& init = pod_spec["initContainers"];
+  if (!init.is_array()) init = Json::array();
+  init.push_back(install);
+
+  Json& container = pod_spec["containers"][0];
+  Json command = Json::array({std::string(kCollectDir) + "/budgetsweep-collect"});
+  for (const std::string& arg : spec.collector_args) command.push_back(arg);
+  command.push_back("--");
+  for (const Json& part : container.value("command", Json::array())) command.push_back(part);
+  container["command"] = command;
+  AddVolumeMount(container, kCollectVolume, kCollectDir, true);
+  AddVolumeMount(container, kTrialDirVolume, kTrialDir, false);
+  SetEnv(container["env"], kEnvTrialDir, Json{{"value", kTrialDir}});
+}
+
 Json PodSpec(const PodBackendOptions& options, const SegmentSpec& spec, double now) {
   Json pod_spec = options.trial_template["spec"];
   pod_spec["restartPolicy"] = "Never";
@@ -186,6 +228,7 @@ Json PodSpec(const PodBackendOptions& options, const SegmentSpec& spec, double n
   }
   SetTrainerEnv(options, spec, container);
   SetGpus(spec.devices, container);
+  if (!spec.collector_args.empty()) WrapInCollector(options, spec, pod_spec);
   RestrictPod(pod_spec);
   return pod_spec;
 }
@@ -195,6 +238,12 @@ Json PodSpec(const PodBackendOptions& options, const SegmentSpec& spec, double n
 StatusOr<Json> BuildPod(const PodBackendOptions& options, const SegmentSpec& spec, double now) {
   StatusOr<std::string> name = CheckedPodName(spec);
   if (!name.ok()) return name.status();
+  if (!spec.collector_args.empty() && options.collect_image.empty()) {
+    return InvalidArgumentError(
+        "segment " + *name +
+        " runs its trainer under budgetsweep-collect "
+        "(spec.metrics.collector), and the operator has no --collect-image");
+  }
   Json pod = Json::object();
   pod["apiVersion"] = "v1";
   pod["kind"] = "Pod";

@@ -341,6 +341,7 @@ kube::PodBackendOptions SweepReconciler::PodOptionsFor(const SweepSpec& spec,
   pod_options.trial_template = spec.trial_template;
   pod_options.metrics_port = options_.metrics_port;
   pod_options.checkpoint_dir = options_.checkpoint_dir;
+  pod_options.collect_image = options_.collect_image;
   pod_options.clock = &clock_;
   pod_options.list_pods = [this, ns = spec.namespace_name, name = spec.name] {
     return PodsOf(ns, name);

@@ -29,6 +29,7 @@ struct ReconcilerOptions {
   double resync_seconds = 0.5;  // how often a running sweep is passed without a watch event
   int metrics_port = 9400;      // the trainer's port in trial pods
   std::string checkpoint_dir = "/checkpoints";
+  std::string collect_image;  // PodBackendOptions::collect_image
   // Set: before a sweep's first pod, its recorded creator's rights are checked with it
   // (creator_rights.h); a sweep whose creator lacks one stays Pending with condition
   // CreatorAuthorized False and is checked again every creator_recheck_seconds. Must outlive the

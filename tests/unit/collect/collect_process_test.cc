@@ -189,6 +189,30 @@ TEST(CollectProcess, PassesOutputThroughUnchangedAndExitsWithTheCommandsCode) {
   EXPECT_EQ(wrapper.err, "e=2\n\001");
 }
 
+TEST(CollectProcess, InstallCopiesItselfIntoADirectoryAsAProgramAllMayRun) {
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / ("install." + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  Wrapper wrapper({"--install=" + dir.string()}, {});
+  EXPECT_EQ(wrapper.Wait(5), 0) << wrapper.err;
+  const std::filesystem::path copy = dir / "budgetsweep-collect";
+  EXPECT_EQ(std::filesystem::file_size(copy), std::filesystem::file_size(BSW_COLLECT_PATH));
+  EXPECT_EQ(std::filesystem::status(copy).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms(0755));
+  std::filesystem::remove_all(dir);
+  Wrapper nowhere({"--install=/nonexistent/dir"}, {});
+  EXPECT_EQ(nowhere.Wait(5), 1);
+  EXPECT_THAT(nowhere.err, ::testing::HasSubstr("--install=/nonexistent/dir: "));
+}
+
+TEST(CollectProcess, TheCommandIsNotGivenTheMetricsPortItServes) {
+  Wrapper wrapper({"--objective=accuracy", "--grace-seconds=0", "--", "sh", "-c",
+                   "echo accuracy=1 port=${BUDGETSWEEP_METRICS_PORT:-none}"},
+                  kServing);
+  EXPECT_EQ(wrapper.Wait(5), 0) << wrapper.err;
+  EXPECT_EQ(wrapper.out, "accuracy=1 port=none\n");
+}
+
 TEST(CollectProcess, ExitsWith128PlusTheSignalThatKilledTheCommand) {
   Wrapper wrapper({"--objective=accuracy", "--", "sh", "-c", "kill -9 $$"}, {});
   EXPECT_EQ(wrapper.Wait(5), 128 + SIGKILL);

@@ -88,6 +88,43 @@ const std::vector<BuildRow>& BuildRows() {
        },
        "",
        {{"/spec/containers/0/args", Json({"--base", "--workers=4", "--lr=0.1", "--layers=3"})}}},
+      {"fills in the template's placeholders with the trial's values",
+       [](PodBackendOptions& options, SegmentSpec& spec) {
+         SetContainer(options, {{"command", {"python3", "train.py", "--lr=${trialParameters.lr}"}},
+                                {"args", {"--layers=${trialParameters.layers}"}}});
+         spec.params = {{"lr", "0.1"}, {"layers", "3"}};
+       },
+       "",
+       {{"/spec/containers/0/command", Json({"python3", "train.py", "--lr=0.1"})},
+        {"/spec/containers/0/args", Json({"--layers=3"})}}},
+      {"runs a printing trainer's command under budgetsweep-collect, copied in by an init "
+       "container from the operator's image",
+       [](PodBackendOptions& options, SegmentSpec& spec) {
+         SetContainer(options, {{"command", {"python3", "train.py"}}});
+         options.collect_image = "budgetsweep/operator:1";
+         spec.collector_args = {"--source=stdout", "--objective=accuracy"};
+       },
+       "",
+       {{"/spec/initContainers/0/image", "budgetsweep/operator:1"},
+        {"/spec/initContainers/0/command",
+         Json({"/usr/local/bin/budgetsweep-collect", "--install=/budgetsweep/bin"})},
+        {"/spec/initContainers/0/volumeMounts/0/mountPath", "/budgetsweep/bin"},
+        {"/spec/initContainers/0/securityContext/allowPrivilegeEscalation", false},
+        {"/spec/containers/0/command",
+         Json({"/budgetsweep/bin/budgetsweep-collect", "--source=stdout", "--objective=accuracy",
+               "--", "python3", "train.py"})},
+        {"/spec/containers/0/args", Json({"--base"})},
+        {"/spec/containers/0/volumeMounts/0", Json({{"name", "budgetsweep-collect"},
+                                                    {"mountPath", "/budgetsweep/bin"},
+                                                    {"readOnly", true}})},
+        {"/spec/containers/0/volumeMounts/1/mountPath", "/budgetsweep/trial"},
+        {"/spec/volumes/0", Json({{"name", "budgetsweep-collect"}, {"emptyDir", Json::object()}})},
+        {"/spec/volumes/1", Json({{"name", "budgetsweep-trial"}, {"emptyDir", Json::object()}})},
+        {"env:BUDGETSWEEP_TRIAL_DIR", Json({{"value", "/budgetsweep/trial"}})}}},
+      {"refuses a printing trainer when the operator has no image to copy the collector from",
+       [](PodBackendOptions&, SegmentSpec& spec) { spec.collector_args = {"--source=stdout"}; },
+       "the operator has no --collect-image",
+       {}},
       {"falls back to the log for a failed trainer's termination message",
        [](PodBackendOptions&, SegmentSpec&) {},
        "",

@@ -20,6 +20,7 @@ using nlohmann::json;
 constexpr size_t kMaxSearchSpaceParameters = 64;
 constexpr size_t kMaxParameterValues = 1024;
 constexpr size_t kMaxCandidateListItems = 64;
+constexpr size_t kMaxFilterBytes = 1024;  // spec.metrics.collector.filter
 
 // The trainer flags the probe phase sets, by candidate list.
 constexpr const char* kWorkersFlag = "workers";
@@ -320,8 +321,14 @@ void ParseCollectorFile(const json& file, std::vector<std::string>* errors, Coll
   f.Finish();
 }
 
-// A filter must compile and have two groups, the name and the value.
+// A filter must compile and have two groups, the name and the value. Its length is bounded: the
+// operator compiles it, and budgetsweep-collect runs it on every line.
 void CheckFilter(FieldReader& c, const std::string& filter) {
+  if (filter.size() > kMaxFilterBytes) {
+    c.Error("filter", "must be at most " + std::to_string(kMaxFilterBytes) + " characters, got " +
+                          std::to_string(filter.size()));
+    return;
+  }
   try {
     if (std::regex(filter, std::regex::ECMAScript).mark_count() < 2) {
       c.Error("filter", "needs two groups, the name and the value, got \"" + filter + "\"");
@@ -595,7 +602,7 @@ bool ParseResource(const json& resource, std::vector<std::string>* errors, Sweep
   FieldReader r(resource, "spec.resource", errors);
   spec->resource_unit = r.String("unit", false).value_or("epochs");
   const std::string largest = "the largest resource a trial may train for";
-  // Without min (random and grid only, CheckAlgorithm), the one rung is max.
+  // Without min (random and grid only, CheckResourceMin), the one rung is max.
   std::optional<double> max = r.Positive("max", true, kMaxResource, largest);
   std::optional<double> min = r.Has("min") ? r.Positive("min", true, kMaxResource, largest) : max;
   if (r.Has("min") && min && max && *max <= *min) {

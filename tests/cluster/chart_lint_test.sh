@@ -63,7 +63,9 @@ assert kinds == want, kinds
 dep = next(d for d in docs if d["kind"] == "Deployment")
 args = dep["spec"]["template"]["spec"]["containers"][0]["args"]
 assert args == ["operator", "--namespace=ml", "--metrics-addr=:8080", "--health-addr=:8081",
-                "--metrics-secure", "--check-creator-rights"], args
+                "--collect-image=" + dep["spec"]["template"]["spec"]["containers"][0]["image"],
+                "--metrics-secure",
+                "--check-creator-rights"], args
 role = next(d for d in docs if d["kind"] == "Role")
 assert role["metadata"]["namespace"] == "ml", role["metadata"]
 binding = next(d for d in docs if d["kind"] == "RoleBinding")
@@ -87,8 +89,9 @@ dep = next(d for d in docs if d["kind"] == "Deployment")
 assert dep["spec"]["replicas"] == 2
 args = dep["spec"]["template"]["spec"]["containers"][0]["args"]
 assert args == ["operator", "--namespace=", "--metrics-addr=:8080", "--health-addr=:8081",
-                "--metrics-secure", "--check-creator-rights", "--leader-elect",
-                "--leader-election-namespace=ops"], args
+                "--collect-image=" + dep["spec"]["template"]["spec"]["containers"][0]["image"],
+                "--metrics-secure",
+                "--check-creator-rights", "--leader-elect", "--leader-election-namespace=ops"], args
 lease = next(d for d in docs if d["kind"] == "Role")
 assert lease["metadata"]["namespace"] == "ops"
 assert lease["rules"] == [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
@@ -179,7 +182,7 @@ assert ep["scheme"] == "https" and ep["tlsConfig"] == {"insecureSkipVerify": Tru
 assert ep["bearerTokenFile"] == "/var/run/secrets/kubernetes.io/serviceaccount/token", ep
 pod = next(d for d in docs if d["kind"] == "Deployment")["spec"]["template"]["spec"]
 c = pod["containers"][0]
-assert c["args"][4:7] == ["--metrics-secure", "--metrics-cert-file=/etc/budgetsweep/metrics-tls/tls.crt",
+assert c["args"][5:8] == ["--metrics-secure", "--metrics-cert-file=/etc/budgetsweep/metrics-tls/tls.crt",
                           "--metrics-key-file=/etc/budgetsweep/metrics-tls/tls.key"], c["args"]
 vols = {v["name"]: v for v in pod["volumes"]}
 assert vols["metrics-tls"]["secret"]["secretName"] == "op-tls"

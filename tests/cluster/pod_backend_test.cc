@@ -93,6 +93,7 @@ class PodBackendTest : public testing::NodeClusterTest {
     spec.trial = trial;
     spec.segment = 0;
     spec.params = {{"lr", "0.01"}, {"opt", "adam"}};
+    spec.param_args = {"--lr=0.01", "--opt=adam"};  // as core makes them (no placeholder here)
     spec.until_resource = 3;
     spec.max_resource = 27;
     spec.milestones = {1, 3, 9, 27};

@@ -73,6 +73,38 @@ run_sweep examples/byo/plain/stdout.yaml "$WORK/stdout"
 assert_journal_sane "$WORK/stdout" 9
 check_values_are_printed "$WORK/stdout" stdout
 
+# 1b. The runner killed (kill -9) while printing trials run, then run again on the same state: no
+# value is lost or counted twice. The wrappers live on with their trials and keep serving what was
+# printed meanwhile: each value is recorded once, as printed, and no segment ends without its
+# values (MetricsMissing or ExitedShort).
+"$BSW" run examples/byo/plain/stdout.yaml --state-dir "$WORK/crash" >"$WORK/crash.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 200); do
+  recorded=$(grep -c ValueRecorded "$WORK/crash/journal.jsonl" 2>/dev/null || true)
+  [ "${recorded:-0}" -ge 2 ] && break
+  sleep 0.1
+done
+kill -9 "$pid"
+wait "$pid" 2>/dev/null || true
+recorded=$(grep -c ValueRecorded "$WORK/crash/journal.jsonl" || true)
+[ "$recorded" -ge 2 ] || fail "crash: the killed run recorded $recorded values"
+run_sweep examples/byo/plain/stdout.yaml "$WORK/crash"
+assert_journal_sane "$WORK/crash" 9
+check_values_are_printed "$WORK/crash" stdout
+python3 - "$WORK/crash" <<'PY' || fail "crash: a value was recorded twice, or a trial ended without its values"
+import json, sys
+events = [json.loads(l) for l in open(sys.argv[1] + "/journal.jsonl") if l.strip()]
+recorded = set()
+for e in events:
+    if e["event"] == "ValueRecorded":
+        key = (e["trial"], e["resource"])
+        assert key not in recorded, ("recorded twice", e)
+        recorded.add(key)
+    # A value lost across the restart would end its segment without it.
+    assert e.get("reason") not in ("MetricsMissing", "ExitedShort"), e
+print("crash: %d values, each recorded once; no segment ended without its values" % len(recorded))
+PY
+
 # 2. File, JSON lines, random search: every trial runs its 3 epochs.
 run_sweep examples/byo/plain/file.yaml "$WORK/file"
 [ "$(json_get "$WORK/file.json" 's["trials"]["completed"]')" = 4 ] || fail "file: not 4 completed"

@@ -414,6 +414,12 @@ INSTANTIATE_TEST_SUITE_P(
                    j["spec"]["metrics"]["collector"] = {{"kind", "StdOut"}, {"filter", "acc=(\\d+)"}};
                  },
                  "spec.metrics.collector.filter: needs two groups, the name and the value"},
+        BadInput{"FilterTooLong",
+                 [](json& j) {
+                   j["spec"]["metrics"]["collector"] = {{"kind", "StdOut"},
+                                                        {"filter", std::string(1025, 'a')}};
+                 },
+                 "spec.metrics.collector.filter: must be at most 1024 characters, got 1025"},
         BadInput{"FilterWithThePrometheusCollector",
                  [](json& j) { j["spec"]["metrics"]["collector"] = {{"filter", "(\\w+)=(\\S+)"}}; },
                  "spec.metrics.collector.filter: only with kind StdOut or File"},

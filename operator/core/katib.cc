@@ -13,6 +13,7 @@
 #include "operator/core/api.h"
 #include "operator/core/field_reader.h"
 #include "operator/core/parse.h"
+#include "operator/core/placeholders.h"
 
 namespace bsw {
 namespace {
@@ -26,7 +27,6 @@ constexpr int64_t kKatibEta = 3;
 constexpr const char* kKatibMetricsFile = "/var/log/katib/metrics.log";
 // A step enumerates its values into a choice; beyond this many it is no longer a choice to read.
 constexpr double kMaxStepValues = 1000;
-constexpr std::string_view kPlaceholder = "${trialParameters.";
 
 // What one conversion has learnt so far, and where it writes.
 struct Context {
@@ -588,7 +588,7 @@ std::string PlaceholderFor(Context& c, const std::string& reference, const std::
                      NumberText(c.resource_max) + "; budgetsweep stops the trial at its rungs");
     return NumberText(c.resource_max);
   }
-  const std::string placeholder = std::string(kPlaceholder) + reference + "}";
+  const std::string placeholder = std::string(kPlaceholderOpen) + reference + "}";
   if (c.parameters.contains(reference)) {
     c.placed.insert(reference);
   } else if (reference.starts_with("${trialSpec.")) {
@@ -621,22 +621,15 @@ void ReadTrialParameters(Context& c, const json& list, const std::string& path) 
 // Rewrites every `${trialParameters.NAME}` in `text` (at `path`) to NAME's replacement.
 // `substituted`: whether budgetsweep fills placeholders at this place of the template.
 void RewriteString(Context& c, std::string& text, const std::string& path, bool substituted) {
-  std::string out;
-  size_t from = 0;
   bool placeholder_left = false;
-  for (size_t at; (at = text.find(kPlaceholder, from)) != std::string::npos;) {
-    const size_t end = text.find('}', at);
-    if (end == std::string::npos) break;
-    const std::string name = text.substr(at + kPlaceholder.size(), end - at - kPlaceholder.size());
+  text = RewritePlaceholders(text, [&](const std::string& name) {
     auto found = c.placeholders.find(name);
     const bool known = found != c.placeholders.end();
     if (!known) c.Block(path, "${trialParameters." + name + "}: no trialParameters entry names it");
-    const std::string replacement = known ? found->second : text.substr(at, end + 1 - at);
-    placeholder_left |= replacement.starts_with(kPlaceholder);
-    out += text.substr(from, at - from) + replacement;
-    from = end + 1;
-  }
-  text = out + text.substr(from);
+    std::string replacement = known ? found->second : std::string(kPlaceholderOpen) + name + "}";
+    placeholder_left |= replacement.starts_with(kPlaceholderOpen);
+    return replacement;
+  });
   if (placeholder_left && !substituted) {
     c.Block(path,
             "budgetsweep fills ${trialParameters.*} only in the primary container's command, "

@@ -9,6 +9,7 @@ struct Placeholder {
   size_t at = std::string_view::npos;
   size_t length = 0;
   std::string name;
+  bool closed = false;
 };
 
 Placeholder FindPlaceholder(std::string_view text, size_t from) {
@@ -23,6 +24,7 @@ Placeholder FindPlaceholder(std::string_view text, size_t from) {
   }
   p.length = close + 1 - p.at;
   p.name = std::string(text.substr(name_at, close - name_at));
+  p.closed = true;
   return p;
 }
 
@@ -41,22 +43,29 @@ std::vector<std::string> PlaceholderNames(std::string_view text, bool* malformed
   return names;
 }
 
-std::string PlaceParams(std::string_view text,
-                        const std::vector<std::pair<std::string, std::string>>& params) {
+std::string RewritePlaceholders(std::string_view text,
+                                const std::function<std::string(const std::string&)>& replace) {
   std::string out;
   size_t copied = 0;
   for (Placeholder p = FindPlaceholder(text, 0); p.at != std::string_view::npos;
        p = FindPlaceholder(text, p.at + p.length)) {
-    for (const auto& [name, value] : params) {
-      if (name != p.name) continue;
-      out.append(text.substr(copied, p.at - copied));
-      out += value;
-      copied = p.at + p.length;
-      break;
-    }
+    if (!p.closed) continue;
+    out.append(text.substr(copied, p.at - copied));
+    out += replace(p.name);
+    copied = p.at + p.length;
   }
   out.append(text.substr(copied));
   return out;
+}
+
+std::string PlaceParams(std::string_view text,
+                        const std::vector<std::pair<std::string, std::string>>& params) {
+  return RewritePlaceholders(text, [&](const std::string& placed) {
+    for (const auto& [name, value] : params) {
+      if (name == placed) return value;
+    }
+    return std::string(kPlaceholderOpen) + placed + "}";
+  });
 }
 
 std::set<std::string> PlacedNames(const std::vector<std::string>& texts) {
